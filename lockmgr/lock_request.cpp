@@ -1,0 +1,63 @@
+#include "lockmgr/lock_request.h"
+
+#include <cassert>
+
+namespace mvkv::lockmgr {
+
+void LockRequestList::pushBack(LockRequest* r) {
+    assert(r->prev == nullptr && r->next == nullptr);
+    r->prev = back_;
+    if (back_) back_->next = r; else front_ = r;
+    back_ = r;
+}
+
+void LockRequestList::pushFront(LockRequest* r) {
+    assert(r->prev == nullptr && r->next == nullptr);
+    r->next = front_;
+    if (front_) front_->prev = r; else back_ = r;
+    front_ = r;
+}
+
+void LockRequestList::remove(LockRequest* r) {
+    if (r->prev) r->prev->next = r->next; else front_ = r->next;
+    if (r->next) r->next->prev = r->prev; else back_ = r->prev;
+    r->prev = r->next = nullptr;
+}
+
+void LockGrantNotification::clear() {
+    std::lock_guard<std::mutex> lk(mutex_);
+    hasResult_ = false;
+    result_ = LockResult::kWaiting;
+}
+
+void LockGrantNotification::notify(LockResult result) {
+    std::lock_guard<std::mutex> lk(mutex_);
+    hasResult_ = true;
+    result_ = result;
+    cv_.notify_all();
+}
+
+void LockGrantNotification::wake() {
+    std::lock_guard<std::mutex> lk(mutex_);
+    cv_.notify_all();
+}
+
+bool LockGrantNotification::hasResult() {
+    std::lock_guard<std::mutex> lk(mutex_);
+    return hasResult_;
+}
+
+LockResult LockGrantNotification::wait(const Deadline& deadline,
+                                       const std::atomic<bool>& interrupted) {
+    std::unique_lock<std::mutex> lk(mutex_);
+    auto ready = [&] { return hasResult_ || interrupted.load(std::memory_order_acquire); };
+    if (deadline.isNever()) {
+        cv_.wait(lk, ready);
+    } else if (!cv_.wait_until(lk, deadline.when(), ready)) {
+        return LockResult::kTimeout;
+    }
+    if (hasResult_) return result_;
+    return LockResult::kInterrupted;
+}
+
+}  // namespace mvkv::lockmgr

@@ -1,0 +1,102 @@
+// LockRequest: one locker's request for one resource, and the notification
+// through which a waiting request learns it was granted.
+//
+// A LockRequest is owned by its Locker and lives at a stable address while it
+// is linked into a LockHead's granted or conflict list (or a partition's
+// list). Which mutex guards which field:
+//   - list links, status, mode, convertMode, lock: the LockHead's bucket mutex;
+//   - partitionedLock (and mode, while partitioned): the partition mutex of
+//     the owning locker;
+//   - ownerMode, recursiveCount, unlockPending, partitioned, enqueueAtFront,
+//     compatibleFirst: the owning locker's thread only (set before the request
+//     is handed to the LockManager).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "lockmgr/lock_mode.h"
+#include "lockmgr/resource_id.h"
+#include "util/deadline.h"
+
+namespace mvkv::lockmgr {
+
+using LockerId = uint64_t;
+
+struct LockHead;
+struct PartitionedLockHead;
+class LockGrantNotification;
+
+struct LockRequest {
+    enum class Status : uint8_t { kNew, kGranted, kWaiting, kConverting };
+
+    LockRequest(LockerId locker, ResourceId resource, LockGrantNotification* notification)
+        : lockerId(locker), resourceId(resource), notify(notification) {}
+
+    // Set when the request is created (or recycled) by its owner, before it is
+    // handed to the LockManager; read-only while it is placed.
+    LockerId lockerId;
+    ResourceId resourceId;
+    LockGrantNotification* notify;
+
+    // Guarded by the bucket mutex of resourceId.
+    LockRequest* prev = nullptr;
+    LockRequest* next = nullptr;
+    LockHead* lock = nullptr;
+    Status status = Status::kNew;
+    LockMode mode = LockMode::kNone;
+    LockMode convertMode = LockMode::kNone;
+
+    // Guarded by the partition mutex of lockerId.
+    PartitionedLockHead* partitionedLock = nullptr;
+
+    // Owner thread only.
+    LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode
+    uint32_t recursiveCount = 0;
+    uint32_t unlockPending = 0;  // unlocks deferred to the end of the unit of work
+    bool partitioned = false;    // asked for the intent-mode fast path
+    bool enqueueAtFront = false; // when it must wait, queue ahead of everyone
+    bool compatibleFirst = false;// while granted, grant every compatible newcomer
+};
+
+/// Intrusive doubly-linked list of requests (the LockHead's queues).
+class LockRequestList {
+public:
+    bool empty() const { return front_ == nullptr; }
+    LockRequest* front() const { return front_; }
+    void pushBack(LockRequest* r);
+    void pushFront(LockRequest* r);
+    void remove(LockRequest* r);
+
+private:
+    LockRequest* front_ = nullptr;
+    LockRequest* back_ = nullptr;
+};
+
+/// Where a waiting locker sleeps until the LockManager grants its request,
+/// its deadline passes, or another thread interrupts it. One per Locker.
+/// Thread safety: notify() and wake() may be called from any thread.
+class LockGrantNotification {
+public:
+    /// Forget a previous result (the owner calls it before each lock attempt).
+    void clear();
+    /// The LockManager's verdict on the pending request (kOk when granted).
+    void notify(LockResult result);
+    /// Wake the waiter so it re-checks its interrupt flag.
+    void wake();
+    /// Returns the notified result, kTimeout when `deadline` passes first, or
+    /// kInterrupted when `*interrupted` becomes true first.
+    LockResult wait(const Deadline& deadline, const std::atomic<bool>& interrupted);
+    /// True when a result has arrived (no waiting).
+    bool hasResult();
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool hasResult_ = false;
+    LockResult result_ = LockResult::kWaiting;
+};
+
+}  // namespace mvkv::lockmgr

@@ -1,0 +1,428 @@
+#include "lockmgr/locker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+
+namespace mvkv::lockmgr {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxFreeRequests = 16;
+
+int64_t microsSince(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
+}
+}  // namespace
+
+Locker::Locker(LockManager& manager) : manager_(manager), id_(manager.newLockerId()) {}
+
+Locker::~Locker() {
+    if (pending_.request != nullptr) {
+        (void)finishWait(LockResult::kInterrupted, Deadline::now());
+    }
+    // Release whatever is left, two-phase locking or not: a destroyed locker
+    // must never leave requests in the lock table.
+    for (LockRequest* r : requests_) {
+        manager_.unlock(r);
+        delete r;
+    }
+    requests_.clear();
+    if (ticketHolder_ != nullptr) ticketHolder_->release();
+    for (LockRequest* r : freeList_) delete r;
+}
+
+// ---------------------------------------------------------------------------
+// Requests owned by this locker
+
+LockRequest* Locker::find(ResourceId id) const {
+    for (LockRequest* r : requests_) {
+        if (r->resourceId == id) return r;
+    }
+    return nullptr;
+}
+
+LockRequest* Locker::newRequest(ResourceId id) {
+    LockRequest* r;
+    if (!freeList_.empty()) {
+        r = freeList_.back();
+        freeList_.pop_back();
+        *r = LockRequest(id_, id, &notification_);
+    } else {
+        r = new LockRequest(id_, id, &notification_);
+    }
+    requests_.push_back(r);
+    return r;
+}
+
+void Locker::freeRequest(LockRequest* r) {
+    auto it = std::find(requests_.begin(), requests_.end(), r);
+    assert(it != requests_.end());
+    *it = requests_.back();
+    requests_.pop_back();
+    if (freeList_.size() < kMaxFreeRequests) {
+        freeList_.push_back(r);
+    } else {
+        delete r;
+    }
+}
+
+Status Locker::validate(ResourceId id, LockMode mode) const {
+    if (!id.isValid()) {
+        return Status::InvalidArgument(
+            "lock on an invalid resource (empty name or no type); name the database or "
+            "collection");
+    }
+    if (!isValidMode(mode)) {
+        return Status::InvalidArgument(
+            fmt::format("invalid lock mode {}; use IS, IX, S or X", int(mode)));
+    }
+    return Status::OK();
+}
+
+bool Locker::isReader(LockMode requested) const {
+    LockMode g = globalMode();
+    return isSharedMode(g != LockMode::kNone ? g : requested);
+}
+
+Deadline Locker::effectiveDeadline(const Deadline& deadline, Clock::time_point since) const {
+    if (!maxLockTimeout_) return deadline;
+    return Deadline::earliest(deadline, Deadline::at(since + *maxLockTimeout_));
+}
+
+std::string Locker::holdersDescription(ResourceId id) const {
+    std::string out;
+    for (const LockHeadInfo& info : manager_.dump()) {
+        if (!(info.resource == id)) continue;
+        for (const auto& e : info.granted) {
+            if (e.locker == id_) continue;
+            if (!out.empty()) out += ", ";
+            out += fmt::format("locker {} ({})", e.locker, modeName(e.mode));
+        }
+    }
+    return out.empty() ? "none now" : out;
+}
+
+// ---------------------------------------------------------------------------
+// Acquisition
+
+StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_view name) {
+    if (pending_.request != nullptr) {
+        return Status::IllegalOperation(fmt::format(
+            "locker {} already waits for {}; call lockComplete() before asking for another lock",
+            id_, manager_.resourceName(pending_.request->resourceId)));
+    }
+    stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
+    manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireCount);
+
+    LockRequest* r = find(id);
+    bool conversion = r != nullptr;
+    LockResult result;
+    if (!conversion) {
+        r = newRequest(id);
+        r->partitioned = isIntentMode(mode) && id.type() != ResourceType::kMutex;
+        // Global S and X must not starve behind a stream of intent requests.
+        bool fullGlobal = id.type() == ResourceType::kGlobal &&
+                          (mode == LockMode::kS || mode == LockMode::kX);
+        r->enqueueAtFront = r->compatibleFirst = fullGlobal;
+        notification_.clear();
+        result = manager_.lock(id, r, mode, name);
+        if (result == LockResult::kOk) {
+            r->recursiveCount = 1;
+            r->ownerMode = mode;
+            return LockResult::kOk;
+        }
+    } else {
+        if (isModeCovered(mode, r->ownerMode)) {
+            ++r->recursiveCount;
+            return LockResult::kOk;
+        }
+        if (!isModeCovered(r->ownerMode, mode)) {
+            return Status::InvalidArgument(fmt::format(
+                "cannot convert {} to {} on {} '{}': neither covers the other and there is no "
+                "SIX mode; ask for X",
+                modeName(r->ownerMode), modeName(mode), resourceTypeName(id.type()),
+                manager_.resourceName(id)));
+        }
+        notification_.clear();
+        result = manager_.convert(r, mode);
+        if (result == LockResult::kOk) {
+            ++r->recursiveCount;
+            r->ownerMode = mode;
+            return LockResult::kOk;
+        }
+    }
+
+    // It must wait: record the edge, then make sure it closes no cycle.
+    pending_ = {r, mode, conversion, isReader(mode), Clock::now()};
+    stats_.add(id.type(), mode, LockStatKind::kAcquireWaitCount);
+    manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireWaitCount);
+    manager_.registerWait(id_, id, mode);
+    manager_.addQueued(pending_.reader, +1);
+    if (auto cycle = manager_.findDeadlock(id_, id)) {
+        stats_.add(id.type(), mode, LockStatKind::kDeadlockCount);
+        manager_.stats().add(id_, id.type(), mode, LockStatKind::kDeadlockCount);
+        Status s = finishWait(LockResult::kDeadlock, Deadline::now());
+        if (s.ok()) return LockResult::kOk;  // granted while we looked: no deadlock
+        return Status::Deadlock(cycle->toString() +
+                                "; this request was refused, the locker keeps its other locks: "
+                                "release them and retry");
+    }
+    return LockResult::kWaiting;
+}
+
+StatusWith<LockResult> Locker::lockBegin(ResourceId id, LockMode mode, std::string_view name) {
+    if (Status s = validate(id, mode); !s.ok()) return s;
+    if (id.type() == ResourceType::kGlobal) return lockGlobalBegin(mode);
+    return begin(id, mode, name);
+}
+
+StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, Deadline deadline) {
+    if (Status s = validate(ResourceId::global(), mode); !s.ok()) return s;
+    if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
+    if (pending_.request != nullptr) return begin(ResourceId::global(), mode, "global");
+
+    TicketHolder* holder = nullptr;
+    if (ticketHolder_ == nullptr && globalMode() == LockMode::kNone) {
+        holder = manager_.tickets().forMode(mode);
+        if (holder != nullptr && !holder->tryAcquire()) {
+            bool reader = isSharedMode(mode);
+            manager_.addQueued(reader, +1);
+            Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_);
+            manager_.addQueued(reader, -1);
+            if (!s.ok()) {
+                if (s.code() == StatusCode::kLockTimeout) {
+                    return Status::LockTimeout(fmt::format(
+                        "Unable to acquire a {} ticket for a Global {} lock: {}",
+                        isSharedMode(mode) ? "read" : "write", modeName(mode), s.message()));
+                }
+                return s;
+            }
+        }
+        ticketHolder_ = holder;
+    }
+    auto result = begin(ResourceId::global(), mode, "global");
+    if (!result.ok()) releaseTicketIfUnlocked();
+    return result;
+}
+
+Status Locker::lockComplete(Deadline deadline) {
+    if (pending_.request == nullptr) {
+        return Status::IllegalOperation("lockComplete() without a pending lock request");
+    }
+    if (!deadline.valid()) {
+        (void)finishWait(LockResult::kInterrupted, Deadline::now());
+        return Status::InvalidArgument(deadline.invalidReason() +
+                                       "; the pending request was withdrawn");
+    }
+    Deadline effective = effectiveDeadline(deadline, pending_.since);
+    LockResult result = notification_.wait(effective, interrupted_);
+    return finishWait(result, effective);
+}
+
+bool Locker::pendingGranted() {
+    return pending_.request == nullptr || notification_.hasResult();
+}
+
+Status Locker::finishWait(LockResult result, const Deadline& deadline) {
+    LockRequest* r = pending_.request;
+    assert(r != nullptr);
+    // Withdraw unless granted; the grant may still win that race.
+    if (result != LockResult::kOk && manager_.cancelWait(r) == LockResult::kOk) {
+        result = LockResult::kOk;
+    }
+    Pending p = pending_;
+    pending_ = {};
+    int64_t waited = microsSince(p.since);
+    ResourceType type = r->resourceId.type();
+    stats_.add(type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
+    manager_.stats().add(id_, type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
+    manager_.unregisterWait(id_);
+    manager_.addQueued(p.reader, -1);
+
+    if (result == LockResult::kOk) {
+        ++r->recursiveCount;
+        r->ownerMode = p.mode;
+        return Status::OK();
+    }
+    ResourceId id = r->resourceId;
+    if (!p.isConversion) freeRequest(r);
+    releaseTicketIfUnlocked();
+
+    std::string what = fmt::format("{} lock on {} '{}'", modeName(p.mode), resourceTypeName(type),
+                                   manager_.resourceName(id));
+    if (result == LockResult::kTimeout) {
+        (void)deadline;
+        return Status::LockTimeout(fmt::format(
+            "Unable to acquire {} within {} ms (held by {}); the locker was left as it was",
+            what, waited / 1000, holdersDescription(id)));
+    }
+    if (result == LockResult::kInterrupted) {
+        return Status::Interrupted(fmt::format("interrupted while waiting for {}", what));
+    }
+    return Status::Deadlock(fmt::format("waiting for {} would deadlock", what));
+}
+
+Status Locker::lockGlobal(LockMode mode, Deadline deadline) {
+    auto begun = lockGlobalBegin(mode, deadline);
+    if (!begun.ok()) return begun.status();
+    if (begun.value() == LockResult::kOk) return Status::OK();
+    return lockComplete(deadline);
+}
+
+Status Locker::lock(ResourceId id, LockMode mode, Deadline deadline, std::string_view name) {
+    if (id.type() == ResourceType::kGlobal) return lockGlobal(mode, deadline);
+    if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
+    auto begun = lockBegin(id, mode, name);
+    if (!begun.ok()) return begun.status();
+    if (begun.value() == LockResult::kOk) return Status::OK();
+    return lockComplete(deadline);
+}
+
+// ---------------------------------------------------------------------------
+// Release
+
+void Locker::releaseTicketIfUnlocked() {
+    if (ticketHolder_ != nullptr && find(ResourceId::global()) == nullptr) {
+        ticketHolder_->release();
+        ticketHolder_ = nullptr;
+    }
+}
+
+Status Locker::releaseOne(LockRequest* r) {
+    if (--r->recursiveCount > 0) return Status::OK();
+    bool global = r->resourceId.type() == ResourceType::kGlobal;
+    manager_.unlock(r);
+    freeRequest(r);
+    if (global) releaseTicketIfUnlocked();
+    return Status::OK();
+}
+
+Status Locker::unlock(ResourceId id) {
+    LockRequest* r = find(id);
+    if (r != nullptr && pending_.request == r) {
+        return Status::IllegalOperation(fmt::format(
+            "unlock of {} while a request on it is pending; call lockComplete() first",
+            manager_.resourceName(id)));
+    }
+    if (r == nullptr || r->recursiveCount <= r->unlockPending) {
+        return Status::InvalidArgument(
+            fmt::format("unlock of {} '{}', which locker {} does not hold",
+                        resourceTypeName(id.type()), manager_.resourceName(id), id_));
+    }
+    bool delay = wuowDepth_ > 0 && id.type() != ResourceType::kMutex &&
+                 (r->ownerMode == LockMode::kIX || r->ownerMode == LockMode::kX);
+    if (delay) {
+        ++r->unlockPending;
+        return Status::OK();
+    }
+    return releaseOne(r);
+}
+
+Status Locker::unlockGlobal() { return unlock(ResourceId::global()); }
+
+Status Locker::downgrade(ResourceId id, LockMode newMode) {
+    if (Status s = validate(id, newMode); !s.ok()) return s;
+    LockRequest* r = find(id);
+    if (r == nullptr || pending_.request == r) {
+        return Status::InvalidArgument(fmt::format("downgrade of {} '{}', which is not held",
+                                                   resourceTypeName(id.type()),
+                                                   manager_.resourceName(id)));
+    }
+    if (!isModeCovered(newMode, r->ownerMode)) {
+        return Status::InvalidArgument(fmt::format("cannot downgrade {} to {}: {} is not weaker",
+                                                   modeName(r->ownerMode), modeName(newMode),
+                                                   modeName(newMode)));
+    }
+    if (newMode == r->ownerMode) return Status::OK();
+    manager_.downgrade(r, newMode);
+    r->ownerMode = newMode;
+    return Status::OK();
+}
+
+Status Locker::endWriteUnitOfWork() {
+    if (wuowDepth_ == 0) {
+        return Status::IllegalOperation("endWriteUnitOfWork() without beginWriteUnitOfWork()");
+    }
+    if (--wuowDepth_ > 0) return Status::OK();
+    // Release deferred unlocks; the Global lock last so its ticket goes last.
+    std::vector<LockRequest*> deferred;
+    for (LockRequest* r : requests_) {
+        if (r->unlockPending > 0) deferred.push_back(r);
+    }
+    std::stable_partition(deferred.begin(), deferred.end(), [](LockRequest* r) {
+        return r->resourceId.type() != ResourceType::kGlobal;
+    });
+    for (LockRequest* r : deferred) {
+        uint32_t n = r->unlockPending;
+        r->unlockPending = 0;
+        r->recursiveCount -= n - 1;
+        (void)releaseOne(r);
+    }
+    return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// Queries, timeouts, interruption
+
+LockMode Locker::getLockMode(ResourceId id) const {
+    LockRequest* r = find(id);
+    if (r == nullptr || r->recursiveCount == 0) return LockMode::kNone;
+    return r->ownerMode;
+}
+
+bool Locker::isLockHeldForMode(ResourceId id, LockMode mode) const {
+    LockMode held = getLockMode(id);
+    return held != LockMode::kNone && isModeCovered(mode, held);
+}
+
+LockerInfo Locker::describe() const {
+    LockerInfo info;
+    info.id = id_;
+    for (const LockRequest* r : requests_) {
+        LockerInfo::Held h{r->resourceId, manager_.resourceName(r->resourceId), r->ownerMode,
+                           r->recursiveCount, r->unlockPending};
+        if (r == pending_.request) {
+            LockerInfo::Held w = h;
+            w.mode = pending_.mode;
+            info.waitingFor = w;
+            if (!pending_.isConversion) continue;
+        }
+        info.held.push_back(h);
+    }
+    return info;
+}
+
+std::string LockerInfo::toString() const {
+    std::string out = fmt::format("locker {}: holds", id);
+    if (held.empty()) out += " nothing";
+    for (const Held& h : held) {
+        out += fmt::format(" {} {} '{}' x{}", modeName(h.mode), resourceTypeName(h.resource.type()),
+                           h.name, h.recursiveCount);
+    }
+    if (waitingFor) {
+        out += fmt::format("; waits for {} {} '{}'", modeName(waitingFor->mode),
+                           resourceTypeName(waitingFor->resource.type()), waitingFor->name);
+    }
+    return out;
+}
+
+Status Locker::setMaxLockTimeout(std::chrono::milliseconds timeout) {
+    if (timeout.count() < 0 || timeout > Deadline::kMaxTimeout) {
+        return Status::InvalidArgument(
+            fmt::format("max lock timeout must be between 0 and {} ms, got {} ms",
+                        Deadline::kMaxTimeout.count(), timeout.count()));
+    }
+    maxLockTimeout_ = timeout;
+    return Status::OK();
+}
+
+void Locker::interrupt() {
+    interrupted_.store(true, std::memory_order_release);
+    notification_.wake();
+    manager_.tickets().read().interruptWaiters();
+    manager_.tickets().write().interruptWaiters();
+}
+
+}  // namespace mvkv::lockmgr

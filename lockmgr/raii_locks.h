@@ -1,0 +1,111 @@
+// RAII locks that take the hierarchy top-down (seed 002, catalog_raii.h):
+//
+//   | collection mode | Global | Database | Collection |
+//   | IX              | IX     | IX       | IX         |
+//   | X               | IX     | IX       | X          |
+//   | IS              | IS     | IS       | IS         |
+//   | S               | IS     | IS       | S          |
+//
+// Each constructor either acquires everything it names or nothing: on any
+// failure it releases what it took and status() says why. No exceptions.
+// Destruction releases (through Locker::unlock, so two-phase locking still
+// applies inside a write unit of work). Objects are movable, not copyable.
+// Thread safety: as the Locker they use (one thread at a time).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "lockmgr/locker.h"
+
+namespace mvkv::lockmgr {
+
+/// Splits "db.coll" at the first dot. InvalidArgument when either part is empty.
+StatusWith<std::pair<std::string_view, std::string_view>> splitNamespace(std::string_view ns);
+
+/// Database modes implied by a collection mode: IS for IS/S, IX for IX/X.
+constexpr LockMode intentModeFor(LockMode m) { return isSharedMode(m) ? LockMode::kIS : LockMode::kIX; }
+
+/// One lock on one resource, released on destruction.
+class ResourceLock {
+public:
+    ResourceLock() = default;
+    /// A lock that was never taken, for `why`.
+    explicit ResourceLock(Status why) : status_(std::move(why)) {}
+    ResourceLock(Locker& locker, ResourceId id, LockMode mode, Deadline deadline,
+                 std::string_view name);
+    ResourceLock(ResourceLock&& other) noexcept { *this = std::move(other); }
+    ResourceLock& operator=(ResourceLock&& other) noexcept;
+    ~ResourceLock() { release(); }
+
+    const Status& status() const { return status_; }
+    bool isLocked() const { return locker_ != nullptr; }
+    explicit operator bool() const { return isLocked(); }
+    void release();
+
+private:
+    Locker* locker_ = nullptr;  // non-null while held
+    ResourceId id_;
+    Status status_;
+};
+
+/// The Global lock (with its ticket).
+class GlobalLock {
+public:
+    GlobalLock(Locker& locker, LockMode mode, Deadline deadline = Deadline::never())
+        : lock_(locker, ResourceId::global(), mode, deadline, "global") {}
+    const Status& status() const { return lock_.status(); }
+    bool isLocked() const { return lock_.isLocked(); }
+    explicit operator bool() const { return isLocked(); }
+
+private:
+    ResourceLock lock_;
+};
+
+/// Global IS/IX, then the database in `mode`.
+class DBLock {
+public:
+    DBLock(Locker& locker, std::string_view db, LockMode mode,
+           Deadline deadline = Deadline::never());
+    const Status& status() const { return status_; }
+    bool isLocked() const { return db_.isLocked(); }
+    explicit operator bool() const { return isLocked(); }
+
+private:
+    std::optional<GlobalLock> global_;
+    ResourceLock db_;
+    Status status_;
+};
+
+/// The collection `ns` ("db.coll") in `mode`; the caller must already hold the
+/// database in the matching intent mode (or stronger), else InvalidArgument.
+class CollectionLock {
+public:
+    CollectionLock(Locker& locker, std::string_view ns, LockMode mode,
+                   Deadline deadline = Deadline::never());
+    const Status& status() const { return lock_.status(); }
+    bool isLocked() const { return lock_.isLocked(); }
+    explicit operator bool() const { return isLocked(); }
+
+private:
+    ResourceLock lock_;
+};
+
+/// Global, database and collection locks for one collection access.
+class AutoGetCollection {
+public:
+    AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
+                      Deadline deadline = Deadline::never());
+    const Status& status() const { return status_; }
+    bool isLocked() const { return coll_.has_value() && coll_->isLocked(); }
+    explicit operator bool() const { return isLocked(); }
+
+private:
+    std::optional<DBLock> db_;
+    std::optional<CollectionLock> coll_;  // destroyed before db_
+    Status status_;
+};
+
+}  // namespace mvkv::lockmgr

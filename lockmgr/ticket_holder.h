@@ -1,0 +1,77 @@
+// Tickets: admission control in front of the Global lock.
+//
+// An operation takes a read ticket (Global IS or S) or a write ticket (Global
+// IX) before its Global lock, and gives it back when it releases the Global
+// lock; Global X takes none (seed 002, 4.3). Holders start with 128 tickets
+// each and can be resized while in use. Two policies:
+//   - kSemaphore: any waiter may take a freed ticket (cheapest);
+//   - kFifo: freed tickets go to waiters in arrival order (no overtaking).
+//
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "lockmgr/lock_mode.h"
+#include "util/deadline.h"
+#include "util/status.h"
+
+namespace mvkv::lockmgr {
+
+enum class TicketPolicy : uint8_t { kSemaphore, kFifo };
+
+struct TicketStats {
+    int64_t out = 0;        // tickets held now
+    int64_t available = 0;  // total - out (negative right after shrinking)
+    int64_t total = 0;
+    int64_t queued = 0;     // threads waiting for a ticket
+    uint64_t acquired = 0;  // tickets handed out since start
+    uint64_t timeouts = 0;  // waits that ended at their deadline
+};
+
+class TicketHolder {
+public:
+    static constexpr int kDefaultTickets = 128;
+    static std::unique_ptr<TicketHolder> make(TicketPolicy policy, int tickets);
+    virtual ~TicketHolder() = default;
+
+    /// Takes a ticket without waiting; false when none is free (or, for FIFO,
+    /// when others are already queued).
+    virtual bool tryAcquire() = 0;
+    /// Waits for a ticket until `deadline`. Returns OK, LockTimeout, or
+    /// Interrupted when `interrupted` becomes true (after interruptWaiters()).
+    /// An invalid deadline returns InvalidArgument.
+    virtual Status acquire(const Deadline& deadline, const std::atomic<bool>& interrupted) = 0;
+    /// Gives one ticket back. Must match a successful acquire.
+    virtual void release() = 0;
+    /// Changes the total; shrinking below the number out takes effect as
+    /// tickets come back. Negative totals are refused.
+    virtual Status resize(int tickets) = 0;
+    /// Wakes every waiter so it re-checks its interrupt flag.
+    virtual void interruptWaiters() = 0;
+    virtual TicketStats stats() const = 0;
+    virtual TicketPolicy policy() const = 0;
+};
+
+/// The read and write holders, chosen by Global lock mode.
+class TicketHolders {
+public:
+    TicketHolders(TicketPolicy policy, int readTickets, int writeTickets);
+    /// Read holder for IS/S, write holder for IX, nullptr for X (no ticket).
+    TicketHolder* forMode(LockMode mode) const;
+    TicketHolder& read() const { return *read_; }
+    TicketHolder& write() const { return *write_; }
+
+private:
+    std::unique_ptr<TicketHolder> read_;
+    std::unique_ptr<TicketHolder> write_;
+};
+
+std::string_view ticketPolicyName(TicketPolicy p);
+
+}  // namespace mvkv::lockmgr

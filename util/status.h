@@ -1,0 +1,92 @@
+// Status: the error value every public mvkv call returns.
+//
+// Contract:
+// - An OK status carries no message and costs one byte plus an empty string.
+// - A non-OK status carries a code (what kind of failure, for programs) and a
+//   message (what happened and what to do, for people).
+// - No exception crosses the public API: failures are Status values.
+// - Thread safety: a Status is a plain value; copies are independent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace mvkv {
+
+enum class StatusCode : uint8_t {
+    kOk = 0,
+    kNotFound,
+    kInvalidArgument,
+    kWriteConflict,
+    kLockTimeout,
+    kDeadlock,
+    kInterrupted,
+    kCorruption,
+    kIOError,
+    kIllegalOperation,
+    kCappedPositionLost,
+    kBusy,
+    kInternal,
+};
+
+/// The code's name as shown to people and in JSON ("WriteConflict", ...).
+std::string_view statusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+public:
+    Status() = default;
+    Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+    static Status OK() { return Status(); }
+    static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+    static Status InvalidArgument(std::string m) {
+        return {StatusCode::kInvalidArgument, std::move(m)};
+    }
+    static Status WriteConflict(std::string m) { return {StatusCode::kWriteConflict, std::move(m)}; }
+    static Status LockTimeout(std::string m) { return {StatusCode::kLockTimeout, std::move(m)}; }
+    static Status Deadlock(std::string m) { return {StatusCode::kDeadlock, std::move(m)}; }
+    static Status Interrupted(std::string m) { return {StatusCode::kInterrupted, std::move(m)}; }
+    static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
+    static Status IOError(std::string m) { return {StatusCode::kIOError, std::move(m)}; }
+    static Status IllegalOperation(std::string m) {
+        return {StatusCode::kIllegalOperation, std::move(m)};
+    }
+    static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+    bool ok() const { return code_ == StatusCode::kOk; }
+    StatusCode code() const { return code_; }
+    const std::string& message() const { return message_; }
+
+    /// "OK" or "<CodeName>: <message>".
+    std::string toString() const;
+
+    /// Marks a status as deliberately ignored.
+    void ignore() const {}
+
+private:
+    StatusCode code_ = StatusCode::kOk;
+    std::string message_;
+};
+
+/// A value or the Status saying why there is none.
+template <typename T>
+class [[nodiscard]] StatusWith {
+public:
+    StatusWith(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+    StatusWith(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+
+    bool ok() const { return status_.ok(); }
+    const Status& status() const { return status_; }
+    /// Only valid when ok().
+    const T& value() const& { return value_; }
+    T& value() & { return value_; }
+    T&& value() && { return std::move(value_); }
+
+private:
+    Status status_;
+    T value_{};
+};
+
+}  // namespace mvkv
