@@ -1,0 +1,3 @@
+// The one main() shared by every doctest suite.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
