@@ -525,7 +525,7 @@ std::string LockManager::serverStatusJson() const {
     auto ticketDoc = [](const TicketStats& s) {
         return json{{"out", s.out},           {"available", s.available},
                     {"totalTickets", s.total}, {"queued", s.queued},
-                    {"acquired", s.acquired},  {"timeouts", s.timeouts}};
+                    {"timeouts", s.timeouts}};
     };
     out["tickets"] = {{"policy", ticketPolicyName(tickets_.read().policy())},
                       {"read", ticketDoc(tickets_.read().stats())},

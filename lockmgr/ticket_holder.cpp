@@ -25,10 +25,9 @@ public:
     explicit SemaphoreTicketHolder(int tickets) : available_(tickets), total_(tickets) {}
 
     bool tryAcquire() override {
-        int64_t a = available_.load(std::memory_order_relaxed);
+        int64_t a = available_.load();  // seq_cst: see release()
         while (a > 0) {
-            if (available_.compare_exchange_weak(a, a - 1, std::memory_order_acquire)) {
-                acquired_.fetch_add(1, std::memory_order_relaxed);
+            if (available_.compare_exchange_weak(a, a - 1)) {
                 return true;
             }
         }
@@ -39,7 +38,8 @@ public:
         if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
         if (tryAcquire()) return Status::OK();
         std::unique_lock<std::mutex> lk(mutex_);
-        ++queued_;
+        // seq_cst pairs with release(): either we see its ticket or it sees us.
+        queued_.fetch_add(1);
         Status result;
         while (!tryAcquire()) {
             if (interrupted.load(std::memory_order_acquire)) {
@@ -55,16 +55,19 @@ public:
                 break;
             }
         }
-        --queued_;
+        queued_.fetch_sub(1);
         return result;
     }
 
     void release() override {
-        available_.fetch_add(1, std::memory_order_release);
-        // Waiters sleep under mutex_; taking it orders this release before
-        // their next check, so no wake-up is lost.
-        std::lock_guard<std::mutex> lk(mutex_);
-        if (queued_ > 0) cv_.notify_one();
+        available_.fetch_add(1);
+        // Only when someone waits: waiters check and sleep under mutex_, so
+        // taking it before notifying loses no wake-up. The uncontended path
+        // touches no mutex.
+        if (queued_.load() > 0) {
+            std::lock_guard<std::mutex> lk(mutex_);
+            cv_.notify_all();
+        }
     }
 
     Status resize(int tickets) override {
@@ -91,8 +94,7 @@ public:
         s.total = total_.load();
         s.available = available_.load();
         s.out = s.total - s.available;
-        s.queued = queued_;
-        s.acquired = acquired_.load();
+        s.queued = queued_.load();
         s.timeouts = timeouts_;
         return s;
     }
@@ -102,11 +104,10 @@ public:
 private:
     std::atomic<int64_t> available_;
     std::atomic<int64_t> total_;
-    std::atomic<uint64_t> acquired_{0};
     mutable std::mutex mutex_;
     std::condition_variable cv_;
-    int64_t queued_ = 0;    // guarded by mutex_
-    uint64_t timeouts_ = 0; // guarded by mutex_
+    std::atomic<int64_t> queued_{0};
+    uint64_t timeouts_ = 0;  // guarded by mutex_
 };
 
 // FIFO: all state under one mutex; a released ticket is handed straight to
@@ -119,7 +120,6 @@ public:
         std::lock_guard<std::mutex> lk(mutex_);
         if (available_ > 0 && waiters_.empty()) {
             --available_;
-            ++acquired_;
             return true;
         }
         return false;
@@ -130,7 +130,6 @@ public:
         std::unique_lock<std::mutex> lk(mutex_);
         if (available_ > 0 && waiters_.empty()) {
             --available_;
-            ++acquired_;
             return Status::OK();
         }
         Waiter me;
@@ -182,7 +181,6 @@ public:
         s.available = available_;
         s.out = total_ - available_;
         s.queued = int64_t(waiters_.size());
-        s.acquired = acquired_;
         s.timeouts = timeouts_;
         return s;
     }
@@ -201,7 +199,6 @@ private:
             Waiter* w = waiters_.front();
             waiters_.pop_front();
             --available_;
-            ++acquired_;
             w->granted = true;
             w->cv.notify_one();
         }
@@ -210,7 +207,6 @@ private:
     mutable std::mutex mutex_;
     int64_t available_;
     int64_t total_;
-    uint64_t acquired_ = 0;
     uint64_t timeouts_ = 0;
     std::deque<Waiter*> waiters_;
 };

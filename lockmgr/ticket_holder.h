@@ -30,7 +30,6 @@ struct TicketStats {
     int64_t available = 0;  // total - out (negative right after shrinking)
     int64_t total = 0;
     int64_t queued = 0;     // threads waiting for a ticket
-    uint64_t acquired = 0;  // tickets handed out since start
     uint64_t timeouts = 0;  // waits that ended at their deadline
 };
 
