@@ -80,7 +80,8 @@ private:
 /// Thread safety: notify() and wake() may be called from any thread.
 class LockGrantNotification {
 public:
-    /// Forget a previous result (the owner calls it before each lock attempt).
+    /// Forget a previous result. The owner calls it once a wait is over, so
+    /// the notification is clear whenever no request is pending.
     void clear();
     /// The LockManager's verdict on the pending request (kOk when granted).
     void notify(LockResult result);

@@ -126,7 +126,6 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
         bool fullGlobal = id.type() == ResourceType::kGlobal &&
                           (mode == LockMode::kS || mode == LockMode::kX);
         r->enqueueAtFront = r->compatibleFirst = fullGlobal;
-        notification_.clear();
         result = manager_.lock(id, r, mode, name);
         if (result == LockResult::kOk) {
             r->recursiveCount = 1;
@@ -145,7 +144,6 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
                 modeName(r->ownerMode), modeName(mode), resourceTypeName(id.type()),
                 manager_.resourceName(id)));
         }
-        notification_.clear();
         result = manager_.convert(r, mode);
         if (result == LockResult::kOk) {
             ++r->recursiveCount;
@@ -240,6 +238,9 @@ Status Locker::finishWait(LockResult result, const Deadline& deadline) {
     manager_.stats().add(id_, type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
     manager_.unregisterWait(id_);
     manager_.addQueued(p.reader, -1);
+    // The request is granted or withdrawn, so no notification can still come:
+    // clearing here keeps the uncontended path free of the notification mutex.
+    notification_.clear();
 
     if (result == LockResult::kOk) {
         ++r->recursiveCount;
