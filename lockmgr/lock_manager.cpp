@@ -359,7 +359,7 @@ bool LockManager::searchCycle(LockerId requester, LockerId current, int depth,
     return false;
 }
 
-std::optional<DeadlockRecord> LockManager::findDeadlock(LockerId requester, ResourceId id) {
+std::optional<DeadlockRecord> LockManager::findCycle(LockerId requester, ResourceId id) const {
     std::vector<LockerId> path;
     std::vector<LockerId> visited{requester};
     if (!searchCycle(requester, requester, 0, path, visited)) return std::nullopt;
@@ -381,10 +381,22 @@ std::optional<DeadlockRecord> LockManager::findDeadlock(LockerId requester, Reso
         if (!still) return std::nullopt;
         record.cycle.push_back({waiter, wait->first, resourceName(wait->first), wait->second});
     }
+    return record;
+}
+
+std::optional<DeadlockRecord> LockManager::refuseIfDeadlocked(LockerId requester, ResourceId id,
+                                                              LockRequest* request) {
+    std::lock_guard<std::mutex> detector(detectorMutex_);
+    std::optional<DeadlockRecord> record = findCycle(requester, id);
+    if (!record) return std::nullopt;
+    // A member of the cycle may have timed out or been interrupted since the
+    // check, and the grant may have reached us: then there is nothing to refuse.
+    if (cancelWait(request) == LockResult::kOk) return std::nullopt;
+    unregisterWait(requester);
 
     deadlocksDetected_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> g(deadlockMutex_);
-    deadlocks_.push_back(record);
+    deadlocks_.push_back(*record);
     while (deadlocks_.size() > options_.deadlockRingSize) deadlocks_.pop_front();
     return record;
 }

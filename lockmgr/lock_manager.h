@@ -23,14 +23,14 @@
 //     conflicting one, except while a compatibleFirst request is granted, when
 //     every request compatible with the granted modes is granted.
 //
-// Deadlock detection: lockers register what they wait for; findDeadlock()
-// walks the waits-for graph (bounded depth) from a new waiter and reports the
+// Deadlock detection: lockers register what they wait for;
+// refuseIfDeadlocked() walks the waits-for graph (bounded depth) from a new waiter and reports the
 // cycle it would close. Records of recent deadlocks are kept in a ring.
 //
 // Thread safety: every public method may be called from any thread; a given
 // LockRequest must only be passed by its owning Locker's thread. Lock order
-// inside: bucket mutex -> partition mutex -> notification mutex; the waits
-// table and the deadlock ring are leaves.
+// inside: detector mutex -> bucket mutex -> partition mutex -> notification
+// mutex; the waits table and the deadlock ring are leaves.
 #pragma once
 
 #include <array>
@@ -125,10 +125,14 @@ public:
     /// Records that `locker` waits for `id` in `mode` (one wait per locker).
     void registerWait(LockerId locker, ResourceId id, LockMode mode);
     void unregisterWait(LockerId locker);
-    /// If `requester`'s wait on `id` closes a cycle, records it in the ring and
-    /// returns it. The cycle is checked twice (found, then re-verified edge by
-    /// edge) so transient states are not reported.
-    std::optional<DeadlockRecord> findDeadlock(LockerId requester, ResourceId id);
+    /// If `request` (of `requester`, waiting on `id`) closes a cycle in the
+    /// waits-for graph, withdraws it (as cancelWait does), records the cycle in
+    /// the ring and returns it. Detection and withdrawal happen under one
+    /// detector mutex, so of lockers closing a cycle at the same moment only
+    /// one is refused: the next one to look finds the cycle already broken.
+    /// A found cycle is re-verified edge by edge before anyone is refused.
+    std::optional<DeadlockRecord> refuseIfDeadlocked(LockerId requester, ResourceId id,
+                                                     LockRequest* request);
     std::vector<DeadlockRecord> recentDeadlocks() const;
     uint64_t deadlocksDetected() const { return deadlocksDetected_.load(); }
 
@@ -181,6 +185,7 @@ private:
     // Lockers `locker`'s wait on `id` is blocked by (takes the bucket mutex).
     std::vector<Blocker> blockersOf(LockerId locker, ResourceId id) const;
     std::optional<std::pair<ResourceId, LockMode>> waitOf(LockerId locker) const;
+    std::optional<DeadlockRecord> findCycle(LockerId requester, ResourceId id) const;
     bool searchCycle(LockerId requester, LockerId current, int depth,
                      std::vector<LockerId>& path, std::vector<LockerId>& visited) const;
     static void fillInfo(const LockHead& head, LockHeadInfo& info);
@@ -192,6 +197,7 @@ private:
     mutable std::mutex waitsMutex_;
     std::unordered_map<LockerId, std::pair<ResourceId, LockMode>> waits_;  // GUARDED_BY(waitsMutex_)
 
+    std::mutex detectorMutex_;  // serialises detect-and-refuse; taken before bucket mutexes
     mutable std::mutex deadlockMutex_;
     std::deque<DeadlockRecord> deadlocks_;  // GUARDED_BY(deadlockMutex_)
     std::atomic<uint64_t> deadlocksDetected_{0};

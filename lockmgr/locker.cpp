@@ -20,7 +20,7 @@ Locker::Locker(LockManager& manager) : manager_(manager), id_(manager.newLockerI
 
 Locker::~Locker() {
     if (pending_.request != nullptr) {
-        (void)finishWait(LockResult::kInterrupted, Deadline::now());
+        finishWait(LockResult::kInterrupted).ignore();
     }
     // Release whatever is left, two-phase locking or not: a destroyed locker
     // must never leave requests in the lock table.
@@ -113,13 +113,15 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
             "locker {} already waits for {}; call lockComplete() before asking for another lock",
             id_, manager_.resourceName(pending_.request->resourceId)));
     }
-    stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
-    manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireCount);
-
     LockRequest* r = find(id);
     bool conversion = r != nullptr;
     LockResult result;
+    auto countAcquisition = [&] {
+        stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
+        manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireCount);
+    };
     if (!conversion) {
+        countAcquisition();
         r = newRequest(id);
         r->partitioned = isIntentMode(mode) && id.type() != ResourceType::kMutex;
         // Global S and X must not starve behind a stream of intent requests.
@@ -134,6 +136,7 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
         }
     } else {
         if (isModeCovered(mode, r->ownerMode)) {
+            countAcquisition();
             ++r->recursiveCount;
             return LockResult::kOk;
         }
@@ -144,6 +147,7 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
                 modeName(r->ownerMode), modeName(mode), resourceTypeName(id.type()),
                 manager_.resourceName(id)));
         }
+        countAcquisition();
         result = manager_.convert(r, mode);
         if (result == LockResult::kOk) {
             ++r->recursiveCount;
@@ -158,11 +162,10 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
     manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireWaitCount);
     manager_.registerWait(id_, id, mode);
     manager_.addQueued(pending_.reader, +1);
-    if (auto cycle = manager_.findDeadlock(id_, id)) {
+    if (auto cycle = manager_.refuseIfDeadlocked(id_, id, r)) {
         stats_.add(id.type(), mode, LockStatKind::kDeadlockCount);
         manager_.stats().add(id_, id.type(), mode, LockStatKind::kDeadlockCount);
-        Status s = finishWait(LockResult::kDeadlock, Deadline::now());
-        if (s.ok()) return LockResult::kOk;  // granted while we looked: no deadlock
+        finishWait(LockResult::kDeadlock, /*withdrawn=*/true).ignore();
         return Status::Deadlock(cycle->toString() +
                                 "; this request was refused, the locker keeps its other locks: "
                                 "release them and retry");
@@ -210,24 +213,24 @@ Status Locker::lockComplete(Deadline deadline) {
         return Status::IllegalOperation("lockComplete() without a pending lock request");
     }
     if (!deadline.valid()) {
-        (void)finishWait(LockResult::kInterrupted, Deadline::now());
+        finishWait(LockResult::kInterrupted).ignore();
         return Status::InvalidArgument(deadline.invalidReason() +
                                        "; the pending request was withdrawn");
     }
     Deadline effective = effectiveDeadline(deadline, pending_.since);
     LockResult result = notification_.wait(effective, interrupted_);
-    return finishWait(result, effective);
+    return finishWait(result);
 }
 
 bool Locker::pendingGranted() {
     return pending_.request == nullptr || notification_.hasResult();
 }
 
-Status Locker::finishWait(LockResult result, const Deadline& deadline) {
+Status Locker::finishWait(LockResult result, bool withdrawn) {
     LockRequest* r = pending_.request;
     assert(r != nullptr);
     // Withdraw unless granted; the grant may still win that race.
-    if (result != LockResult::kOk && manager_.cancelWait(r) == LockResult::kOk) {
+    if (result != LockResult::kOk && !withdrawn && manager_.cancelWait(r) == LockResult::kOk) {
         result = LockResult::kOk;
     }
     Pending p = pending_;
@@ -254,7 +257,6 @@ Status Locker::finishWait(LockResult result, const Deadline& deadline) {
     std::string what = fmt::format("{} lock on {} '{}'", modeName(p.mode), resourceTypeName(type),
                                    manager_.resourceName(id));
     if (result == LockResult::kTimeout) {
-        (void)deadline;
         return Status::LockTimeout(fmt::format(
             "Unable to acquire {} within {} ms (held by {}); the locker was left as it was",
             what, waited / 1000, holdersDescription(id)));

@@ -143,7 +143,9 @@ private:
     void freeRequest(LockRequest* r);
     Status validate(ResourceId id, LockMode mode) const;
     StatusWith<LockResult> begin(ResourceId id, LockMode mode, std::string_view name);
-    Status finishWait(LockResult waitResult, const Deadline& deadline);
+    // Ends the pending wait with `waitResult`; unless `withdrawn`, a request
+    // that was not granted is withdrawn first (the grant may still win).
+    Status finishWait(LockResult waitResult, bool withdrawn = false);
     Status releaseOne(LockRequest* r);
     void releaseTicketIfUnlocked();
     Deadline effectiveDeadline(const Deadline& deadline,

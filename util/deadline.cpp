@@ -2,24 +2,29 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdint>
+
 namespace mvkv {
 
-Deadline Deadline::in(std::chrono::milliseconds timeout) {
-    return in(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-}
-
-Deadline Deadline::in(std::chrono::microseconds timeout) {
-    if (timeout.count() < 0 || timeout > kMaxTimeout) {
-        return Deadline(Kind::kInvalid, {}, timeout.count());
+Deadline Deadline::inMicros(double micros) {
+    constexpr double kMaxMicros = double(kMaxTimeout.count()) * 1000.0;
+    if (std::isnan(micros)) micros = -1;
+    if (micros < 0) {
+        return Deadline(Kind::kInvalid, {}, micros < -9e18 ? INT64_MIN : int64_t(micros));
     }
-    return Deadline(Kind::kAt, Clock::now() + timeout, 0);
+    if (micros > kMaxMicros) {
+        return Deadline(Kind::kInvalid, {}, micros > 9e18 ? INT64_MAX : int64_t(micros));
+    }
+    return Deadline(Kind::kAt, Clock::now() + std::chrono::microseconds(int64_t(micros)), 0);
 }
 
 std::string Deadline::invalidReason() const {
     if (valid()) return {};
     if (badMicros_ < 0) {
-        return fmt::format("timeout of {} us is negative; use Deadline::now() to try without waiting",
-                           badMicros_);
+        return fmt::format(
+            "timeout of {} ms is negative; use Deadline::now() to try without waiting",
+            badMicros_ / 1000);
     }
     return fmt::format(
         "timeout of {} ms is longer than the {} ms limit; use Deadline::never() to wait without "

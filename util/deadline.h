@@ -27,9 +27,14 @@ public:
     /// Do not wait at all.
     static Deadline now() { return Deadline(Kind::kAt, Clock::now(), 0); }
     static Deadline at(Clock::time_point tp) { return Deadline(Kind::kAt, tp, 0); }
-    /// `timeout` from now; negative or > kMaxTimeout makes an invalid deadline.
-    static Deadline in(std::chrono::milliseconds timeout);
-    static Deadline in(std::chrono::microseconds timeout);
+    /// `timeout` from now (any std::chrono duration); negative or longer
+    /// than kMaxTimeout makes an invalid deadline.
+    template <typename Rep, typename Period>
+    static Deadline in(std::chrono::duration<Rep, Period> timeout) {
+        // Compared in floating point so that no unit conversion can overflow.
+        double micros = std::chrono::duration<double, std::micro>(timeout).count();
+        return inMicros(micros);
+    }
 
     bool isNever() const { return kind_ == Kind::kNever; }
     bool valid() const { return kind_ != Kind::kInvalid; }
@@ -45,6 +50,7 @@ public:
 
 private:
     enum class Kind : uint8_t { kNever, kAt, kInvalid };
+    static Deadline inMicros(double micros);
     Deadline(Kind k, Clock::time_point tp, int64_t badMicros)
         : kind_(k), when_(tp), badMicros_(badMicros) {}
 
