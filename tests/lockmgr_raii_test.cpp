@@ -1,0 +1,372 @@
+// RAII locks: GlobalLock, DBLock, CollectionLock, AutoGetCollection take the
+// hierarchy top-down in the modes of seed 002's table, acquire all or
+// nothing, and release on destruction (two-phase locking inside a write unit
+// of work). A destroyed Locker releases whatever it still holds.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+
+#include "lockmgr/lock_manager.h"
+#include "lockmgr/locker.h"
+#include "lockmgr/raii_locks.h"
+
+using namespace mvkv;
+using namespace mvkv::lockmgr;
+
+namespace {
+
+const ResourceId kGlobal = ResourceId::global();
+
+struct Modes {
+    LockMode global, db, coll;
+};
+
+Modes modesOf(const Locker& l, std::string_view db, std::string_view ns) {
+    return {l.getLockMode(kGlobal), l.getLockMode(ResourceId::database(db)),
+            l.getLockMode(ResourceId::collection(ns))};
+}
+
+void checkNothingHeld(LockManager& mgr, const Locker& l) {
+    CHECK_FALSE(l.isLocked());
+    CHECK(l.describe().held.empty());
+    CHECK(mgr.dumpLocker(l.id()).empty());
+}
+
+void checkClean(LockManager& mgr) {
+    CHECK(mgr.dump().empty());
+    CHECK(mgr.checkInvariants().empty());
+    CHECK(mgr.tickets().read().stats().out == 0);
+    CHECK(mgr.tickets().write().stats().out == 0);
+}
+
+}  // namespace
+
+TEST_CASE("raii: AutoGetCollection takes the modes of the table") {
+    struct Row {
+        LockMode coll;
+        Modes expected;
+    };
+    const Row rows[] = {
+        {LockMode::kIX, {LockMode::kIX, LockMode::kIX, LockMode::kIX}},
+        {LockMode::kX, {LockMode::kIX, LockMode::kIX, LockMode::kX}},
+        {LockMode::kIS, {LockMode::kIS, LockMode::kIS, LockMode::kIS}},
+        {LockMode::kS, {LockMode::kIS, LockMode::kIS, LockMode::kS}},
+    };
+    LockManager mgr;
+    for (const Row& row : rows) {
+        CAPTURE(modeName(row.coll));
+        Locker l(mgr);
+        {
+            AutoGetCollection agc(l, "db.c", row.coll);
+            REQUIRE(agc.status().ok());
+            CHECK(agc.isLocked());
+            CHECK(static_cast<bool>(agc));
+            Modes m = modesOf(l, "db", "db.c");
+            CHECK(m.global == row.expected.global);
+            CHECK(m.db == row.expected.db);
+            CHECK(m.coll == row.expected.coll);
+            CHECK(l.isLockHeldForMode(ResourceId::collection("db.c"), row.coll));
+            // Tickets: read for a shared Global mode, write for IX.
+            bool reader = isSharedMode(row.expected.global);
+            CHECK(mgr.tickets().read().stats().out == (reader ? 1 : 0));
+            CHECK(mgr.tickets().write().stats().out == (reader ? 0 : 1));
+        }
+        Modes m = modesOf(l, "db", "db.c");
+        CHECK(m.global == LockMode::kNone);
+        CHECK(m.db == LockMode::kNone);
+        CHECK(m.coll == LockMode::kNone);
+        checkNothingHeld(mgr, l);
+        checkClean(mgr);
+    }
+}
+
+TEST_CASE("raii: GlobalLock and DBLock modes") {
+    LockManager mgr;
+    Locker l(mgr);
+    const ResourceId db = ResourceId::database("db");
+    SUBCASE("GlobalLock") {
+        for (LockMode mode : {LockMode::kIS, LockMode::kIX, LockMode::kS, LockMode::kX}) {
+            CAPTURE(modeName(mode));
+            {
+                GlobalLock g(l, mode);
+                REQUIRE(g.status().ok());
+                CHECK(g.isLocked());
+                CHECK(l.globalMode() == mode);
+            }
+            CHECK(l.globalMode() == LockMode::kNone);
+        }
+    }
+    SUBCASE("DBLock") {
+        const std::pair<LockMode, LockMode> rows[] = {
+            {LockMode::kIS, LockMode::kIS},
+            {LockMode::kIX, LockMode::kIX},
+            {LockMode::kS, LockMode::kIS},
+            {LockMode::kX, LockMode::kIX},
+        };
+        for (auto [mode, global] : rows) {
+            CAPTURE(modeName(mode));
+            {
+                DBLock d(l, "db", mode);
+                REQUIRE(d.status().ok());
+                CHECK(d.isLocked());
+                CHECK(l.getLockMode(db) == mode);
+                CHECK(l.globalMode() == global);
+            }
+            CHECK(l.getLockMode(db) == LockMode::kNone);
+            CHECK(l.globalMode() == LockMode::kNone);
+        }
+    }
+    SUBCASE("DBLock refuses a bad name") {
+        for (const char* name : {"", "a.b"}) {
+            CAPTURE(name);
+            DBLock d(l, name, LockMode::kIX);
+            CHECK(d.status().code() == StatusCode::kInvalidArgument);
+            CHECK_FALSE(d.isLocked());
+            CHECK_FALSE(l.isLocked());
+        }
+    }
+    checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: CollectionLock needs the database lock") {
+    LockManager mgr;
+    Locker l(mgr);
+    const ResourceId c = ResourceId::collection("db.c");
+    SUBCASE("without any lock") {
+        CollectionLock cl(l, "db.c", LockMode::kIS);
+        CHECK(cl.status().code() == StatusCode::kInvalidArgument);
+        CHECK_FALSE(cl.isLocked());
+        CHECK(l.getLockMode(c) == LockMode::kNone);
+    }
+    SUBCASE("with the database in too weak a mode") {
+        DBLock d(l, "db", LockMode::kIS);
+        REQUIRE(d.status().ok());
+        CollectionLock cl(l, "db.c", LockMode::kX);  // needs IX on the database
+        CHECK(cl.status().code() == StatusCode::kInvalidArgument);
+        CHECK_FALSE(cl.isLocked());
+        CHECK(l.getLockMode(c) == LockMode::kNone);
+    }
+    SUBCASE("with another database locked") {
+        DBLock d(l, "other", LockMode::kIX);
+        REQUIRE(d.status().ok());
+        CollectionLock cl(l, "db.c", LockMode::kIX);
+        CHECK(cl.status().code() == StatusCode::kInvalidArgument);
+        CHECK(l.getLockMode(c) == LockMode::kNone);
+    }
+    SUBCASE("with the database lock") {
+        DBLock d(l, "db", LockMode::kIX);
+        REQUIRE(d.status().ok());
+        {
+            CollectionLock cl(l, "db.c", LockMode::kX);
+            CHECK(cl.status().ok());
+            CHECK(l.getLockMode(c) == LockMode::kX);
+        }
+        CHECK(l.getLockMode(c) == LockMode::kNone);
+        CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kIX);
+    }
+    SUBCASE("database X covers a collection IX") {
+        DBLock d(l, "db", LockMode::kX);
+        REQUIRE(d.status().ok());
+        CollectionLock cl(l, "db.c", LockMode::kIX);
+        CHECK(cl.status().ok());
+        CHECK(l.getLockMode(c) == LockMode::kIX);
+    }
+    SUBCASE("bad namespace") {
+        DBLock d(l, "db", LockMode::kIX);
+        REQUIRE(d.status().ok());
+        CollectionLock cl(l, "db.", LockMode::kIX);
+        CHECK(cl.status().code() == StatusCode::kInvalidArgument);
+        CHECK_FALSE(cl.isLocked());
+    }
+    checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: AutoGetCollection refuses a bad namespace and holds nothing") {
+    LockManager mgr;
+    Locker l(mgr);
+    for (const char* ns : {"nodot", ".c", "db.", "", "."}) {
+        for (LockMode mode : {LockMode::kIS, LockMode::kX}) {
+            CAPTURE(ns);
+            CAPTURE(modeName(mode));
+            AutoGetCollection agc(l, ns, mode);
+            CHECK(agc.status().code() == StatusCode::kInvalidArgument);
+            CHECK_FALSE(agc.isLocked());
+            checkNothingHeld(mgr, l);
+            checkClean(mgr);
+        }
+    }
+    // The first dot splits: "db.c.d" is collection "c.d" of "db".
+    AutoGetCollection agc(l, "db.c.d", LockMode::kIX);
+    CHECK(agc.status().ok());
+    CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kIX);
+    CHECK(l.getLockMode(ResourceId::collection("db.c.d")) == LockMode::kIX);
+}
+
+TEST_CASE("raii: AutoGetCollection timing out on the collection releases the rest") {
+    LockManager mgr;
+    Locker other(mgr), l(mgr);
+    AutoGetCollection held(other, "db.c", LockMode::kX);
+    REQUIRE(held.status().ok());
+
+    for (LockMode mode : {LockMode::kIS, LockMode::kIX, LockMode::kS, LockMode::kX}) {
+        CAPTURE(modeName(mode));
+        AutoGetCollection agc(l, "db.c", mode, Deadline::now());
+        CHECK(agc.status().code() == StatusCode::kLockTimeout);
+        CHECK_FALSE(agc.isLocked());
+        Modes m = modesOf(l, "db", "db.c");
+        CHECK(m.global == LockMode::kNone);
+        CHECK(m.db == LockMode::kNone);
+        CHECK(m.coll == LockMode::kNone);
+        checkNothingHeld(mgr, l);
+        CHECK(mgr.tickets().read().stats().out == 0);
+        CHECK(mgr.tickets().write().stats().out == 1);  // other's
+        CHECK(mgr.checkInvariants().empty());
+    }
+    // A timeout on the database lock releases the Global lock.
+    Locker dbHolder(mgr);
+    {
+        DBLock dx(dbHolder, "db2", LockMode::kX);
+        REQUIRE(dx.status().ok());
+        AutoGetCollection agc(l, "db2.c", LockMode::kIS, Deadline::now());
+        CHECK(agc.status().code() == StatusCode::kLockTimeout);
+        checkNothingHeld(mgr, l);
+    }
+}
+
+TEST_CASE("raii: two-phase locking inside a write unit of work") {
+    LockManager mgr;
+    Locker l(mgr);
+    const ResourceId db = ResourceId::database("db"), c = ResourceId::collection("db.c");
+    const ResourceId db2 = ResourceId::database("db2"), c2 = ResourceId::collection("db2.c");
+
+    l.beginWriteUnitOfWork();
+    CHECK(l.inWriteUnitOfWork());
+    {
+        AutoGetCollection w(l, "db.c", LockMode::kIX);
+        REQUIRE(w.status().ok());
+    }
+    // IX locks outlive the RAII object.
+    CHECK(l.globalMode() == LockMode::kIX);
+    CHECK(l.getLockMode(db) == LockMode::kIX);
+    CHECK(l.getLockMode(c) == LockMode::kIX);
+    {
+        AutoGetCollection x(l, "db.d", LockMode::kX);
+        REQUIRE(x.status().ok());
+    }
+    CHECK(l.getLockMode(ResourceId::collection("db.d")) == LockMode::kX);
+    {
+        // A shared access in another database is released at once (the Global
+        // lock stays, held in IX for the unit of work).
+        AutoGetCollection r(l, "db2.c", LockMode::kIS);
+        REQUIRE(r.status().ok());
+        CHECK(l.getLockMode(db2) == LockMode::kIS);
+    }
+    CHECK(l.getLockMode(db2) == LockMode::kNone);
+    CHECK(l.getLockMode(c2) == LockMode::kNone);
+    {
+        // A reader elsewhere sees db.c still locked (IX blocks S).
+        Locker reader(mgr);
+        AutoGetCollection r(reader, "db.c", LockMode::kS, Deadline::now());
+        CHECK(r.status().code() == StatusCode::kLockTimeout);
+    }
+    // Nested units: only the outermost end releases.
+    l.beginWriteUnitOfWork();
+    CHECK(l.endWriteUnitOfWork().ok());
+    CHECK(l.getLockMode(c) == LockMode::kIX);
+
+    CHECK(l.endWriteUnitOfWork().ok());
+    CHECK_FALSE(l.inWriteUnitOfWork());
+    CHECK(l.getLockMode(c) == LockMode::kNone);
+    CHECK(l.getLockMode(ResourceId::collection("db.d")) == LockMode::kNone);
+    CHECK(l.getLockMode(db) == LockMode::kNone);
+    CHECK(l.globalMode() == LockMode::kNone);
+    CHECK(l.endWriteUnitOfWork().code() == StatusCode::kIllegalOperation);
+    checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: IS-only accesses in a unit of work are released at once") {
+    LockManager mgr;
+    Locker l(mgr);
+    l.beginWriteUnitOfWork();
+    {
+        AutoGetCollection r(l, "db.c", LockMode::kIS);
+        REQUIRE(r.status().ok());
+    }
+    CHECK_FALSE(l.isLocked());
+    CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kNone);
+    CHECK(mgr.tickets().read().stats().out == 0);
+    CHECK(l.endWriteUnitOfWork().ok());
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: a destroyed Locker releases everything") {
+    LockManager mgr;
+    {
+        Locker l(mgr);
+        CHECK(l.lockGlobal(LockMode::kIX).ok());
+        CHECK(l.lock(ResourceId::database("db"), LockMode::kIX).ok());
+        CHECK(l.lock(ResourceId::collection("db.c"), LockMode::kX).ok());
+        CHECK(l.lock(ResourceId::collection("db.d"), LockMode::kIS).ok());
+        CHECK(l.lock(ResourceId::collection("db.d"), LockMode::kIS).ok());  // recursive
+        l.beginWriteUnitOfWork();
+        CHECK(l.lock(ResourceId::collection("db.e"), LockMode::kIX).ok());
+        CHECK(l.unlock(ResourceId::collection("db.e")).ok());  // deferred
+        CHECK(l.getLockMode(ResourceId::collection("db.e")) == LockMode::kIX);
+        CHECK_FALSE(mgr.dump().empty());
+    }
+    checkClean(mgr);
+    CHECK(mgr.cleanupUnusedLocks() >= 1);
+    CHECK(mgr.dump().empty());
+}
+
+TEST_CASE("raii: a destroyed Locker withdraws its pending request") {
+    LockManager mgr;
+    const ResourceId c = ResourceId::collection("db.c");
+    Locker holder(mgr);
+    std::optional<AutoGetCollection> held;
+    held.emplace(holder, "db.c", LockMode::kX);
+    REQUIRE(held->status().ok());
+    {
+        Locker l(mgr);
+        CHECK(l.lockGlobal(LockMode::kIX).ok());
+        CHECK(l.lock(ResourceId::database("db"), LockMode::kIX).ok());
+        auto r = l.lockBegin(c, LockMode::kX);
+        REQUIRE(r.ok());
+        CHECK(r.value() == LockResult::kWaiting);
+    }
+    // Only the holder is left in the table.
+    for (const LockHeadInfo& info : mgr.dump()) {
+        CHECK(info.waiting.empty());
+        for (const auto& e : info.granted) CHECK(e.locker == holder.id());
+    }
+    CHECK(mgr.checkInvariants().empty());
+    CHECK(mgr.queuedWriters() == 0);
+    held.reset();
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: moved ResourceLock releases once") {
+    LockManager mgr;
+    Locker l(mgr);
+    {
+        GlobalLock g(l, LockMode::kIX);
+        REQUIRE(g.status().ok());
+        ResourceLock a(l, ResourceId::database("db"), LockMode::kIX, Deadline::now(), "db");
+        REQUIRE(a.status().ok());
+        ResourceLock b(std::move(a));
+        CHECK(b.isLocked());
+        CHECK_FALSE(a.isLocked());  // NOLINT(bugprone-use-after-move): moved-from state
+        ResourceLock c;
+        c = std::move(b);
+        CHECK(c.isLocked());
+        CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kIX);
+        c.release();
+        CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kNone);
+    }
+    checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
