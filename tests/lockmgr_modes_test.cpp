@@ -11,27 +11,14 @@
 #include "lockmgr/lock_mode.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/resource_id.h"
+#include "lockmgr_test_util.h"
 #include "util/deadline.h"
 #include "util/status.h"
 
 using namespace mvkv;
 using namespace mvkv::lockmgr;
 using namespace std::chrono_literals;
-
-namespace doctest {
-template <>
-struct StringMaker<LockMode> {
-    static String convert(LockMode m) { return String(std::string(modeName(m)).c_str()); }
-};
-template <>
-struct StringMaker<LockResult> {
-    static String convert(LockResult r) { return String(std::string(lockResultName(r)).c_str()); }
-};
-template <>
-struct StringMaker<StatusCode> {
-    static String convert(StatusCode c) { return String(std::string(statusCodeName(c)).c_str()); }
-};
-}  // namespace doctest
+using mvkv::lockmgr::testing::contains;
 
 namespace {
 
@@ -54,10 +41,6 @@ constexpr bool kCovers[4][4] = {
     /* X  */ {false, false, false, true},
 };
 
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
 // The lock table holds nothing at all and its invariants hold.
 void checkTableEmpty(const LockManager& mgr) {
     CHECK(mgr.checkInvariants() == std::string());
@@ -65,6 +48,7 @@ void checkTableEmpty(const LockManager& mgr) {
 }
 
 // Exactly one granted entry on `id`, owned by `locker` in `mode`, nobody waiting.
+// Stricter than testing::checkOnlyHolder: `id` must be the table's only entry.
 void checkOnlyHolder(const LockManager& mgr, ResourceId id, LockerId locker, LockMode mode) {
     CHECK(mgr.checkInvariants() == std::string());
     auto dump = mgr.dump();

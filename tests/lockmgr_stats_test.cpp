@@ -13,22 +13,15 @@
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/raii_locks.h"
+#include "lockmgr_test_util.h"
 
 using namespace mvkv;
 using namespace mvkv::lockmgr;
 using namespace std::chrono_literals;
+using mvkv::lockmgr::testing::eventually;
 using json = nlohmann::json;
 
 namespace {
-
-template <class Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000; ++i) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(1ms);
-    }
-    return pred();
-}
 
 bool someoneWaitsOn(const LockManager& mgr, ResourceId id) {
     for (const LockHeadInfo& info : mgr.dump()) {

@@ -12,22 +12,14 @@
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/ticket_holder.h"
+#include "lockmgr_test_util.h"
 
 using namespace mvkv;
 using namespace mvkv::lockmgr;
 using namespace std::chrono_literals;
+using mvkv::lockmgr::testing::eventually;
 
 namespace {
-
-// Polls `pred` (up to ~10 s as a backstop against hangs; not a timing bound).
-template <class Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000; ++i) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(1ms);
-    }
-    return pred();
-}
 
 TicketPolicy pickPolicy() {
     TicketPolicy policy = TicketPolicy::kSemaphore;
