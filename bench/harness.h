@@ -1,0 +1,174 @@
+// Timing harness shared by every mvkv-bench workload.
+//
+// runParallel(threads, limits, factory) starts `threads` threads. Each one
+// calls factory(threadIndex) to build its worker (per-thread state such as a
+// Locker is created here, on the thread that uses it), runs a few warm-up ops,
+// then waits at a start barrier. Once every thread has arrived the main
+// thread releases them together; the timed region of a thread starts when it
+// leaves the barrier and ends after its last op, so thread creation, setup
+// and warm-up are never timed. Threads stop when the main thread raises the
+// stop flag after `limits.seconds` (checked every kStopCheckInterval ops), or
+// after exactly `limits.opsPerThread` ops.
+//
+// A worker is any callable `void()` doing one operation. It reports a failure
+// by throwing (std::exception): the thread stops and Measurement::error says
+// why. Throwing only on failure keeps the happy path free of checks.
+//
+// Besides wall time each thread reads its own CPU clock: cpuPercent (CPU time
+// / wall time over all threads) is ~100% for a thread that never blocks, so a
+// lower figure on an uncontended case means other processes took the CPU.
+//
+// The worker is a template parameter, so its operation is inlined into the
+// timing loop: no std::function call is measured.
+#pragma once
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mvkv::bench {
+
+struct RunLimits {
+    double seconds = 1.0;
+    uint64_t opsPerThread = 0;  // > 0: fixed count, `seconds` ignored
+    uint64_t warmupOps = 1000;  // per thread, before the barrier
+};
+
+struct Measurement {
+    int threads = 0;
+    uint64_t totalOps = 0;
+    double wallSeconds = 0;         // earliest thread start to latest thread end
+    double nsPerOpPerThread = 0;    // mean over threads of (own elapsed / own ops)
+    double cpuPercent = 0;          // sum of thread CPU time / sum of thread wall time
+    std::string error;              // first failure of any thread
+
+    double opsPerSec() const { return wallSeconds > 0 ? double(totalOps) / wallSeconds : 0; }
+};
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+inline constexpr uint64_t kStopCheckInterval = 16;
+
+/// CPU time consumed by the calling thread, in ns.
+inline int64_t threadCpuNanos() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+template <class Factory>
+Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory) {
+    using Clock = std::chrono::steady_clock;
+    struct alignas(64) PerThread {
+        uint64_t ops = 0;
+        Clock::time_point begin{};
+        Clock::time_point end{};
+        int64_t cpuNanos = 0;
+        std::string error;
+    };
+    std::vector<PerThread> per(static_cast<size_t>(threads));
+    std::atomic<int> arrived{0};
+    std::atomic<bool> go{false};
+    std::atomic<bool> stop{false};
+
+    auto body = [&](int index) {
+        PerThread& me = per[static_cast<size_t>(index)];
+        bool atBarrier = false;
+        try {
+            auto op = factory(index);
+            for (uint64_t i = 0; i < limits.warmupOps; ++i) op();
+            atBarrier = true;
+            arrived.fetch_add(1, std::memory_order_release);
+            while (!go.load(std::memory_order_acquire)) cpuRelax();
+
+            int64_t cpuBegin = threadCpuNanos();
+            me.begin = Clock::now();
+            uint64_t ops = 0;
+            if (limits.opsPerThread > 0) {
+                for (; ops < limits.opsPerThread; ++ops) op();
+            } else {
+                do {
+                    for (uint64_t i = 0; i < kStopCheckInterval; ++i) op();
+                    ops += kStopCheckInterval;
+                } while (!stop.load(std::memory_order_relaxed));
+            }
+            me.end = Clock::now();
+            me.cpuNanos = threadCpuNanos() - cpuBegin;
+            me.ops = ops;
+        } catch (const std::exception& e) {
+            me.error = e.what();
+        } catch (...) {
+            me.error = "unknown exception";
+        }
+        if (!atBarrier) arrived.fetch_add(1, std::memory_order_release);
+    };
+
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(threads));
+    for (int i = 0; i < threads; ++i) pool.emplace_back(body, i);
+    while (arrived.load(std::memory_order_acquire) < threads) std::this_thread::yield();
+    go.store(true, std::memory_order_release);
+    if (limits.opsPerThread == 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(limits.seconds));
+        stop.store(true, std::memory_order_relaxed);
+    }
+    for (std::thread& t : pool) t.join();
+
+    Measurement m;
+    m.threads = threads;
+    Clock::time_point first = Clock::time_point::max();
+    Clock::time_point last = Clock::time_point::min();
+    double nsSum = 0;
+    double wallNanosSum = 0;
+    double cpuNanosSum = 0;
+    for (const PerThread& p : per) {
+        if (!p.error.empty()) {
+            if (m.error.empty()) m.error = p.error;
+            continue;
+        }
+        first = std::min(first, p.begin);
+        last = std::max(last, p.end);
+        m.totalOps += p.ops;
+        double ns = std::chrono::duration<double, std::nano>(p.end - p.begin).count();
+        nsSum += p.ops > 0 ? ns / double(p.ops) : 0;
+        wallNanosSum += ns;
+        cpuNanosSum += double(p.cpuNanos);
+    }
+    if (!m.error.empty()) return m;
+    m.wallSeconds = std::chrono::duration<double>(last - first).count();
+    m.nsPerOpPerThread = nsSum / double(threads);
+    // The two clocks tick differently: clamp the few-% overshoot to 100.
+    m.cpuPercent = wallNanosSum > 0 ? std::min(100.0, 100.0 * cpuNanosSum / wallNanosSum) : 0;
+    return m;
+}
+
+/// Calls `runOnce()` (returning a Measurement) `repeat` times and returns the
+/// median run by ops/s; the first failing run is returned as is.
+template <class RunOnce>
+Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
+    std::vector<Measurement> runs;
+    for (int i = 0; i < std::max(repeat, 1); ++i) {
+        Measurement m = runOnce();
+        if (!m.error.empty()) return m;
+        runs.push_back(std::move(m));
+    }
+    std::sort(runs.begin(), runs.end(), [](const Measurement& a, const Measurement& b) {
+        return a.opsPerSec() < b.opsPerSec();
+    });
+    return runs[runs.size() / 2];
+}
+
+}  // namespace mvkv::bench

@@ -1,0 +1,234 @@
+// mvkv-bench: the benchmark driver of mvkv.
+//
+// Usage (build with --buildtype=release; the header warns otherwise):
+//   mvkv-bench                               run every registered workload
+//   mvkv-bench --workloads lockmgr           run the named workloads (comma list)
+//   mvkv-bench --threads 1,2,4               thread counts per case (default 1,2)
+//   mvkv-bench --duration 2.5                seconds per case (default 1.0)
+//   mvkv-bench --ops 1000000                 fixed ops per thread instead of --duration
+//   mvkv-bench --repeat 5                    runs per case, median reported (default 1)
+//   mvkv-bench --cases autoget_is,mutex_pair only these cases
+//   mvkv-bench --json out.json               also write the results as JSON
+//   mvkv-bench --list                        list workloads and their cases
+//
+// Output: a header (date, CPU model, CPU count, kernel, compiler, build
+// warnings), then per workload an aligned table with one line per case and
+// thread count (ops/s over all threads, ns/op per thread, and the workload's
+// own metrics such as ratio and scaling), followed by the workload's notes.
+//
+// The --json document:
+//   {"tool":"mvkv-bench","version":..., "machine":{cpu_model,cpus,cpu_cache,
+//    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "config":{threads,duration,
+//    ops_per_thread,repeat,cases}, "results":[{workload,case,threads,ops,
+//    seconds,ops_per_sec,ns_per_op,<metric>...,error?}], "notes":{workload:[...]}}
+//
+// Layout of bench/: main.cpp (flags, orchestration), workload.h/.cpp (the
+// registry, BenchConfig, ResultRow), harness.h (threads, start barrier,
+// timing), report.h/.cpp (table, JSON), sysinfo.h/.cpp (machine facts),
+// workload_<name>.cpp (one per workload). To add a workload see workload.h.
+//
+// Exit status: 0 when every case ran, 1 when a case failed or the JSON file
+// could not be written, 2 for bad flags or unknown workload/case names.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/report.h"
+#include "bench/sysinfo.h"
+#include "bench/workload.h"
+
+#ifndef MVKV_VERSION
+#define MVKV_VERSION "unknown"
+#endif
+
+namespace mvkv::bench {
+namespace {
+
+// Cases shorter than this are dominated by thread start skew and timer noise.
+constexpr double kShortRunSeconds = 0.01;
+
+std::string joinInts(const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    return out;
+}
+
+void printHeader(const MachineInfo& info, const BenchConfig& config) {
+    fmt::print("mvkv-bench {}\n", MVKV_VERSION);
+    fmt::print("Date:       {}\n", info.date);
+    fmt::print("CPU:        {} * {}\n", info.cpus, info.cpuModel);
+    if (!info.cpuCache.empty()) fmt::print("CPUCache:   {}\n", info.cpuCache);
+    fmt::print("Kernel:     {}\n", info.kernel);
+    if (info.loadAverage >= 0) {
+        fmt::print("Load:       {:.2f} (1 min average), {:.2f} CPUs busy just before the run\n",
+                   info.loadAverage, info.busyCpus);
+    }
+    fmt::print("Compiler:   {}\n", info.compiler);
+    fmt::print("Build:      {}, assertions {}\n", info.optimized ? "optimized" : "NOT optimized",
+               info.assertions ? "ON" : "off");
+    std::string limit = config.opsPerThread > 0
+                            ? fmt::format("{} ops per thread", config.opsPerThread)
+                            : fmt::format("{:.3f} s", config.durationSeconds);
+    fmt::print("Run:        threads {}, {} per case, repeat {}{}\n", joinInts(config.threads),
+               limit, config.repeat, config.repeat > 1 ? " (median)" : "");
+    int maxThreads = config.threads.empty() ? 1 : config.threads.back();
+    for (const std::string& w : runWarnings(info, maxThreads)) fmt::print("{}\n", w);
+    fmt::print("{}\n", std::string(72, '-'));
+}
+
+int run(int argc, char** argv) {
+    WorkloadRegistry registry;
+    registerBuiltinWorkloads(registry);
+
+    BenchConfig config;
+    std::vector<std::string> workloadNames;
+    std::string jsonPath;
+    bool list = false;
+
+    CLI::App app{"mvkv-bench: benchmark driver of mvkv (see bench/main.cpp for details)"};
+    app.add_option("-w,--workloads", workloadNames,
+                   "Workloads to run, comma-separated (default: all registered)")
+        ->delimiter(',');
+    app.add_option("-t,--threads", config.threads, "Thread counts, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->default_str("1,2");
+    CLI::Option* duration =
+        app.add_option("-d,--duration", config.durationSeconds, "Seconds per case")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+    CLI::Option* ops = app.add_option("--ops", config.opsPerThread,
+                                      "Run exactly N ops per thread instead of --duration")
+                           ->check(CLI::PositiveNumber);
+    duration->excludes(ops);
+    app.add_option("--repeat", config.repeat, "Runs per case; the median by ops/s is reported")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--cases", config.cases, "Only these cases, comma-separated (default: all)")
+        ->delimiter(',');
+    app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")
+        ->type_name("FILE");
+    app.add_flag("--list", list, "List the workloads and their cases, then exit");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // --help exits 0; every usage error exits 2 (CLI11's own codes vary).
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+
+    if (list) {
+        for (const Workload& w : registry.all()) {
+            std::string cases;
+            for (const std::string& c : w.caseNames) cases += (cases.empty() ? "" : ",") + c;
+            fmt::print("{:<12} {}\n{:<12} cases: {}\n", w.name, w.description, "", cases);
+        }
+        return 0;
+    }
+
+    std::vector<const Workload*> selected;
+    if (workloadNames.empty()) {
+        for (const Workload& w : registry.all()) selected.push_back(&w);
+    }
+    for (const std::string& name : workloadNames) {
+        const Workload* w = registry.find(name);
+        if (w == nullptr) {
+            std::string known;
+            for (const Workload& k : registry.all()) known += (known.empty() ? "" : ", ") + k.name;
+            fmt::print(stderr, "mvkv-bench: unknown workload '{}' (known: {})\n", name, known);
+            return 2;
+        }
+        if (std::find(selected.begin(), selected.end(), w) == selected.end()) selected.push_back(w);
+    }
+    for (const std::string& c : config.cases) {
+        bool known = std::any_of(selected.begin(), selected.end(), [&](const Workload* w) {
+            return std::find(w->caseNames.begin(), w->caseNames.end(), c) != w->caseNames.end();
+        });
+        if (!known) {
+            fmt::print(stderr,
+                       "mvkv-bench: no selected workload has a case '{}' (see --list)\n", c);
+            return 2;
+        }
+    }
+    std::sort(config.threads.begin(), config.threads.end());
+    config.threads.erase(std::unique(config.threads.begin(), config.threads.end()),
+                         config.threads.end());
+
+    // Open the JSON file now: a bad path should fail before a long run, not after.
+    std::ofstream jsonOut;
+    if (!jsonPath.empty()) {
+        jsonOut.open(jsonPath);
+        if (!jsonOut) {
+            fmt::print(stderr, "mvkv-bench: cannot open '{}' for writing\n", jsonPath);
+            return 2;
+        }
+    }
+
+    MachineInfo machine = collectMachineInfo();
+    printHeader(machine, config);
+
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    nlohmann::ordered_json notes = nlohmann::ordered_json::object();
+    bool failed = false;
+    for (const Workload* w : selected) {
+        if (isatty(STDERR_FILENO)) fmt::print(stderr, "running {}...\n", w->name);
+        std::fflush(stdout);
+        WorkloadResult r = w->run(config);
+        fmt::print("{}: {}\n", w->name, w->description);
+        resultTable(r.rows).print(stdout);
+        for (const ResultRow& row : r.rows) {
+            results.push_back(toJson(row));
+            if (!row.error.empty()) {
+                failed = true;
+                fmt::print("  FAILED {} ({} threads): {}\n", row.caseName, row.threads,
+                           row.error);
+            }
+        }
+        for (const std::string& n : r.notes) fmt::print("  {}\n", n);
+        for (const ResultRow& row : r.rows) {
+            if (row.error.empty() && row.seconds < kShortRunSeconds) {
+                fmt::print("  WARNING: {} ({} threads) ran for only {:.3f} ms: too short to mean "
+                           "much, raise --ops or --duration\n",
+                           row.caseName, row.threads, row.seconds * 1e3);
+            }
+        }
+        notes[w->name] = r.notes;
+        fmt::print("\n");
+        std::fflush(stdout);
+    }
+
+    if (!jsonPath.empty()) {
+        nlohmann::ordered_json doc = {
+            {"tool", "mvkv-bench"},
+            {"version", MVKV_VERSION},
+            {"machine", toJson(machine)},
+            {"config",
+             {{"threads", config.threads},
+              {"duration", config.durationSeconds},
+              {"ops_per_thread", config.opsPerThread},
+              {"repeat", config.repeat},
+              {"cases", config.cases}}},
+            {"results", results},
+            {"notes", notes},
+        };
+        jsonOut << doc.dump(2) << '\n';
+        jsonOut.close();
+        if (!jsonOut) {
+            fmt::print(stderr, "mvkv-bench: could not write '{}'\n", jsonPath);
+            return 1;
+        }
+        fmt::print("results written to {}\n", jsonPath);
+    }
+    return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace mvkv::bench
+
+int main(int argc, char** argv) { return mvkv::bench::run(argc, argv); }

@@ -1,0 +1,111 @@
+// mvkv-bench workloads: the registry, the run configuration and result rows.
+//
+// A workload is a named function that runs its cases (one case = one thing
+// measured, e.g. "autoget_is") at each requested thread count and returns one
+// ResultRow per (case, thread count). main.cpp prints the rows as a table and
+// writes them to --json; it knows nothing about any particular workload.
+//
+// Adding a workload (e.g. "fillseq" against mvkv/LMDB/WiredTiger):
+//   1. Create bench/workload_<name>.cpp defining
+//        void register<Name>Workload(WorkloadRegistry& registry)
+//      that calls registry.add({name, description, caseNames, runFunction}).
+//      Time with runParallel()/repeatRuns() from harness.h so every workload
+//      shares the start barrier, duration/--ops handling and --repeat.
+//   2. Declare it below and call it from registerBuiltinWorkloads()
+//      (workload.cpp). Registration is explicit, not by static initializers,
+//      so the order is fixed and nothing depends on link order.
+//   3. Add the file to bench_sources in bench/meson.build.
+// Workload-specific numbers (ratios, MB/s, latency percentiles) go into
+// ResultRow::metrics; the table grows one column per metric name.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mvkv::bench {
+
+/// What the command line asked for; shared by every workload.
+struct BenchConfig {
+    std::vector<int> threads{1, 2};  // ascending, no duplicates
+    double durationSeconds = 1.0;    // per case and thread count
+    uint64_t opsPerThread = 0;       // > 0: run exactly this many ops per thread instead
+    int repeat = 1;                  // runs per case; the median (by ops/s) is reported
+    std::vector<std::string> cases;  // empty: every case of the selected workloads
+
+    /// True when `caseName` was not filtered out by --cases.
+    bool wantCase(std::string_view caseName) const;
+};
+
+/// A workload-specific number shown as an extra column, e.g. {"ratio", 5.1, "x"}.
+struct Metric {
+    std::string name;
+    double value = 0;
+    std::string unit;  // appended to the printed value ("x", "MB/s"...)
+};
+
+struct ResultRow {
+    std::string workload;
+    std::string caseName;
+    int threads = 1;
+    uint64_t ops = 0;         // total over all threads
+    double seconds = 0;       // wall time: first thread started to last thread finished
+    double opsPerSec = 0;     // ops / seconds (all threads together)
+    double nsPerOp = 0;       // per thread: mean over threads of elapsed / own ops
+    double cpuPercent = -1;   // thread CPU time / thread wall time (-1: not measured)
+    std::vector<Metric> metrics;
+    std::string error;        // non-empty: the case failed; the numbers are not valid
+
+    void setMetric(std::string name, double value, std::string unit = {});
+    std::optional<double> metric(std::string_view name) const;
+};
+
+struct WorkloadResult {
+    std::vector<ResultRow> rows;
+    std::vector<std::string> notes;  // printed under the table (e.g. target checks)
+};
+
+using WorkloadFn = std::function<WorkloadResult(const BenchConfig&)>;
+
+struct Workload {
+    std::string name;
+    std::string description;
+    std::vector<std::string> caseNames;  // for --list and --cases validation
+    WorkloadFn run;
+};
+
+class WorkloadRegistry {
+public:
+    /// Throws std::invalid_argument on an empty or duplicate name.
+    void add(Workload workload);
+    const Workload* find(std::string_view name) const;
+    /// In registration order.
+    const std::vector<Workload>& all() const { return workloads_; }
+
+private:
+    std::vector<Workload> workloads_;
+};
+
+// ---- Helpers for workloads ----
+
+/// Sets metric `name` on every row to nsPerOp / nsPerOp of the `baselineCase`
+/// row with the same thread count (rows without a baseline are left alone).
+void addRatioToBaseline(std::vector<ResultRow>& rows, std::string_view baselineCase,
+                        const std::string& name = "ratio");
+/// Sets metric `name` on every row with threads > 1 to opsPerSec / opsPerSec
+/// of the same case at 1 thread (when 1 thread was measured).
+void addScaling(std::vector<ResultRow>& rows, const std::string& name = "scaling");
+/// The row of `caseName` at `threads`, or nullptr.
+const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view caseName,
+                         int threads);
+
+// ---- Registration ----
+
+void registerLockmgrWorkload(WorkloadRegistry& registry);
+/// Registers every workload above, in the default run order.
+void registerBuiltinWorkloads(WorkloadRegistry& registry);
+
+}  // namespace mvkv::bench
