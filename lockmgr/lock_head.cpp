@@ -4,7 +4,8 @@
 
 namespace mvkv::lockmgr {
 
-std::string LockHead::checkInvariants() const {
+// Reads the slots under their latches, hence not const.
+std::string LockHead::checkInvariants() {
     std::array<uint32_t, kLockModeCount> g{}, c{}, conv{};
     uint32_t compatFirst = 0;
     for (const LockRequest* r = granted.front(); r; r = r->next) {
@@ -61,10 +62,28 @@ std::string LockHead::checkInvariants() const {
         return fmt::format("{}: compatibleFirstCount {} but {} granted", resourceId.toString(),
                            compatibleFirstCount, compatFirst);
     }
-    if (!partitions.empty() &&
-        ((grantedModes & (modeMask(LockMode::kS) | modeMask(LockMode::kX))) || !conflict.empty())) {
-        return fmt::format("{}: partitioned while S/X granted or requests queued",
+    if (openSlots != 0 &&
+        ((grantedModes & (modeMask(LockMode::kS) | modeMask(LockMode::kX))) || !conflict.empty() ||
+         conversionsCount != 0)) {
+        return fmt::format("{}: partitioned while S/X granted, requests queued or converting",
                            resourceId.toString());
+    }
+    for (size_t p = 0; p < kNumLockPartitions; ++p) {
+        std::lock_guard<SpinLatch> latched(slots[p].latch);
+        bool bit = (openSlots >> p) & 1u;
+        if (bit != slots[p].open) {
+            return fmt::format("{}: slot {} open={} but openSlots bit={}", resourceId.toString(), p,
+                               slots[p].open, bit);
+        }
+        if (!slots[p].open && !slots[p].granted.empty()) {
+            return fmt::format("{}: closed slot {} holds requests", resourceId.toString(), p);
+        }
+        for (const LockRequest* r = slots[p].granted.front(); r; r = r->next) {
+            if (!isIntentMode(r->mode) || r->partitionSlot != &slots[p]) {
+                return fmt::format("{}: slot {} holds a {} request of locker {}",
+                                   resourceId.toString(), p, modeName(r->mode), r->lockerId);
+            }
+        }
     }
     return {};
 }

@@ -1,4 +1,4 @@
-// LockHead and PartitionedLockHead: the per-resource state inside the
+// LockHead and LockPartitionSlot: the per-resource state inside the
 // LockManager. Internal to lockmgr/; callers go through Locker.
 //
 // Invariants of a LockHead (checked by checkInvariants() in tests):
@@ -10,21 +10,36 @@
 //   4. No two requests in `granted` conflict with each other (their granted
 //      modes, not pending conversion targets).
 //   5. compatibleFirstCount == granted requests with compatibleFirst set.
-//   6. partitions lists the partitions that may hold PartitionedLockHeads for
-//      this resource; while it is non-empty, grantedModes has no S or X and the
-//      conflict queue is empty.
+//   6. Bit p of openSlots is set iff slots[p].open; while any is set,
+//      grantedModes has no S or X, the conflict queue is empty and no
+//      conversion is pending. A closed slot holds no request.
+//
+// LockHeads are created on first use and live as long as the LockManager
+// (about 1 KB each: one per distinct resource name ever locked), so the fast
+// path can find one without taking the bucket mutex.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "lockmgr/lock_request.h"
+#include "util/spin_latch.h"
 
 namespace mvkv::lockmgr {
 
-struct LockPartition;
+/// Lockers are spread over this many fast-path partitions (by locker id).
+inline constexpr size_t kNumLockPartitions = 16;
+
+/// One partition's intent-mode requests on one resource. They are all granted
+/// (intent modes never conflict with each other) and are not in the LockHead's
+/// lists until an S or X request migrates them there. Cache-line sized, so
+/// lockers in different partitions share nothing.
+struct alignas(64) LockPartitionSlot {
+    SpinLatch latch;
+    bool open = false;         // GUARDED_BY(latch): the fast path may add here
+    LockRequestList granted;   // GUARDED_BY(latch)
+};
 
 struct LockHead {
     explicit LockHead(ResourceId id) : resourceId(id) {}
@@ -46,7 +61,10 @@ struct LockHead {
 
     uint32_t compatibleFirstCount = 0;
 
-    std::vector<LockPartition*> partitions;
+    uint32_t openSlots = 0;  // bitmask of open slots; guarded by the bucket mutex
+    std::array<LockPartitionSlot, kNumLockPartitions> slots;
+
+    LockHead* nextInBucket = nullptr;  // immutable once the head is published
 
     void incGranted(LockMode m) {
         if (grantedCounts[size_t(m)]++ == 0) grantedModes |= modeMask(m);
@@ -75,17 +93,10 @@ struct LockHead {
                                                    : grantedModes;
     }
 
-    bool empty() const { return granted.empty() && conflict.empty() && partitions.empty(); }
 
-    /// Returns an empty string when invariants 1-5 hold, else what is wrong.
-    std::string checkInvariants() const;
-};
-
-/// Intent-mode requests of one partition for one resource. They are all
-/// granted (intent modes never conflict with each other) and are not visible
-/// in the LockHead until an S or X request migrates them there.
-struct PartitionedLockHead {
-    LockRequestList granted;
+    /// Returns an empty string when invariants 1-6 hold, else what is wrong.
+    /// Requires the bucket mutex.
+    std::string checkInvariants();
 };
 
 }  // namespace mvkv::lockmgr

@@ -15,37 +15,39 @@ using Status = LockRequest::Status;
 }  // namespace
 
 struct alignas(64) LockManager::Bucket {
-    mutable std::mutex mutex;
-    std::unordered_map<ResourceId, LockHead*, ResourceIdHasher> data;  // GUARDED_BY(mutex)
-};
-
-// A partition of the intent-mode fast path (one per group of lockers).
-struct alignas(64) LockPartition {
-    std::mutex mutex;
-    std::unordered_map<ResourceId, PartitionedLockHead*, ResourceIdHasher> data;  // GUARDED_BY(mutex)
+    mutable std::mutex mutex;  // serialises inserts and every LockHead state change
+    // Newest first; heads are only ever prepended and never removed, so a
+    // reader may walk the chain without the mutex.
+    std::atomic<LockHead*> chain{nullptr};
 };
 
 LockManager::LockManager(LockManagerOptions options)
     : options_(options),
       buckets_(new Bucket[kNumBuckets]),
-      partitions_(new LockPartition[kNumPartitions]),
       tickets_(options.ticketPolicy, options.readTickets, options.writeTickets) {}
 
 LockManager::~LockManager() {
-    for (size_t i = 0; i < kNumPartitions; ++i) {
-        for (auto& [id, plh] : partitions_[i].data) delete plh;
-    }
     for (size_t i = 0; i < kNumBuckets; ++i) {
-        for (auto& [id, head] : buckets_[i].data) delete head;
+        LockHead* head = buckets_[i].chain.load(std::memory_order_relaxed);
+        while (head != nullptr) {
+            LockHead* next = head->nextInBucket;
+            delete head;
+            head = next;
+        }
     }
 }
 
 LockManager::Bucket& LockManager::bucketFor(ResourceId id) const {
-    return buckets_[ResourceIdHasher{}(id) % kNumBuckets];
+    static_assert((kNumBuckets & (kNumBuckets - 1)) == 0, "a power of two: no division");
+    return buckets_[ResourceIdHasher{}(id) & (kNumBuckets - 1)];
 }
 
-LockPartition& LockManager::partitionFor(LockerId locker) const {
-    return partitions_[locker % kNumPartitions];
+LockHead* LockManager::findHead(ResourceId id) const {
+    for (LockHead* h = bucketFor(id).chain.load(std::memory_order_acquire); h != nullptr;
+         h = h->nextInBucket) {
+        if (h->resourceId == id) return h;
+    }
+    return nullptr;
 }
 
 // ---------------------------------------------------------------------------
@@ -54,16 +56,17 @@ LockPartition& LockManager::partitionFor(LockerId locker) const {
 LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::string_view name) {
     assert(r->status == Status::kNew && isValidMode(mode));
     r->mode = mode;
+    LockHead* head = findHead(id);
 
-    // Fast path: this partition already records intent requests on `id`, which
-    // proves no S/X was granted or queued since (that would have migrated it).
-    if (r->partitioned) {
-        LockPartition& p = partitionFor(r->lockerId);
-        std::lock_guard<std::mutex> g(p.mutex);
-        auto it = p.data.find(id);
-        if (it != p.data.end()) {
-            it->second->granted.pushBack(r);
-            r->partitionedLock = it->second;
+    // Fast path: our slot is open, which proves no S/X was granted or queued
+    // since it opened (that would have closed it).
+    if (r->partitioned && head != nullptr) {
+        LockPartitionSlot& slot = slotFor(head, r->lockerId);
+        std::lock_guard<SpinLatch> g(slot.latch);
+        if (slot.open) {
+            slot.granted.pushBack(r);
+            r->partitionSlot = &slot;
+            r->lock = head;
             r->status = Status::kGranted;
             return LockResult::kOk;
         }
@@ -71,28 +74,30 @@ LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::
 
     Bucket& b = bucketFor(id);
     std::lock_guard<std::mutex> g(b.mutex);
-    LockHead*& head = b.data[id];
-    if (head == nullptr) head = new LockHead(id);
+    if (head == nullptr) head = findHead(id);  // another thread may have made it
+    if (head == nullptr) {
+        head = new LockHead(id);
+        head->nextInBucket = b.chain.load(std::memory_order_relaxed);
+        b.chain.store(head, std::memory_order_release);
+    }
     if (head->name.empty() && !name.empty()) head->name = name;
 
-    // Start (or join) partitioning when only intent modes are around.
+    // Open our slot (or join it) when only intent modes are around.
     if (r->partitioned && (head->grantedModes & ~kIntentModes) == 0 && head->conflict.empty() &&
         head->conversionsCount == 0) {
-        LockPartition& p = partitionFor(r->lockerId);
-        std::lock_guard<std::mutex> pg(p.mutex);
-        PartitionedLockHead*& plh = p.data[id];
-        if (plh == nullptr) {
-            plh = new PartitionedLockHead();
-            head->partitions.push_back(&p);
-        }
-        plh->granted.pushBack(r);
-        r->partitionedLock = plh;
+        LockPartitionSlot& slot = slotFor(head, r->lockerId);
+        std::lock_guard<SpinLatch> sg(slot.latch);
+        slot.open = true;
+        head->openSlots |= 1u << (r->lockerId % kNumPartitions);
+        slot.granted.pushBack(r);
+        r->partitionSlot = &slot;
+        r->lock = head;
         r->status = Status::kGranted;
         return LockResult::kOk;
     }
 
     r->partitioned = false;
-    if (!head->partitions.empty()) migratePartitioned(head);
+    if (head->openSlots != 0) migratePartitioned(head);
     return newRequest(head, r);
 }
 
@@ -119,11 +124,10 @@ LockResult LockManager::newRequest(LockHead* head, LockRequest* r) {
 }
 
 LockResult LockManager::convert(LockRequest* r, LockMode newMode) {
-    Bucket& b = bucketFor(r->resourceId);
-    std::lock_guard<std::mutex> g(b.mutex);
-    LockHead* head = b.data.at(r->resourceId);
-    // The request may sit in a partition; conversions need the LockHead.
-    if (!head->partitions.empty()) migratePartitioned(head);
+    LockHead* head = r->lock;
+    std::lock_guard<std::mutex> g(bucketFor(r->resourceId).mutex);
+    // The request may sit in a slot; conversions need the LockHead's lists.
+    if (head->openSlots != 0) migratePartitioned(head);
     assert(r->status == Status::kGranted && r->lock == head);
 
     if (!conflicts(newMode, head->grantedModesExcept(r))) {
@@ -140,13 +144,14 @@ LockResult LockManager::convert(LockRequest* r, LockMode newMode) {
 
 void LockManager::unlock(LockRequest* r) {
     if (r->partitioned) {
-        LockPartition& p = partitionFor(r->lockerId);
-        std::lock_guard<std::mutex> g(p.mutex);
-        if (r->partitionedLock != nullptr) {
-            r->partitionedLock->granted.remove(r);
-            r->partitionedLock = nullptr;
+        LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
+        std::lock_guard<SpinLatch> g(slot.latch);
+        if (r->partitionSlot != nullptr) {
+            slot.granted.remove(r);
+            r->partitionSlot = nullptr;
             r->status = Status::kNew;
             r->mode = LockMode::kNone;
+            r->lock = nullptr;
             return;
         }
         // Migrated into the LockHead since: release it there.
@@ -182,9 +187,9 @@ void LockManager::unlock(LockRequest* r) {
 void LockManager::downgrade(LockRequest* r, LockMode newMode) {
     assert(isModeCovered(newMode, r->mode));
     if (r->partitioned) {
-        LockPartition& p = partitionFor(r->lockerId);
-        std::lock_guard<std::mutex> g(p.mutex);
-        if (r->partitionedLock != nullptr) {
+        LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
+        std::lock_guard<SpinLatch> g(slot.latch);
+        if (r->partitionSlot != nullptr) {
             r->mode = newMode;  // IX -> IS: nobody waits on a partitioned resource
             return;
         }
@@ -225,22 +230,19 @@ LockResult LockManager::cancelWait(LockRequest* r) {
 }
 
 void LockManager::migratePartitioned(LockHead* head) {
-    for (LockPartition* p : head->partitions) {
-        std::lock_guard<std::mutex> g(p->mutex);
-        auto it = p->data.find(head->resourceId);
-        if (it == p->data.end()) continue;
-        PartitionedLockHead* plh = it->second;
-        while (LockRequest* r = plh->granted.front()) {
-            plh->granted.remove(r);
-            r->partitionedLock = nullptr;
-            r->lock = head;
+    for (size_t p = 0; p < kNumPartitions; ++p) {
+        if (((head->openSlots >> p) & 1u) == 0) continue;
+        LockPartitionSlot& slot = head->slots[p];
+        std::lock_guard<SpinLatch> g(slot.latch);
+        while (LockRequest* r = slot.granted.front()) {
+            slot.granted.remove(r);
+            r->partitionSlot = nullptr;
             head->granted.pushBack(r);
             head->incGranted(r->mode);
         }
-        p->data.erase(it);
-        delete plh;
+        slot.open = false;
     }
-    head->partitions.clear();
+    head->openSlots = 0;
 }
 
 void LockManager::grantWaiters(LockHead* head) {
@@ -304,11 +306,9 @@ std::optional<std::pair<ResourceId, LockMode>> LockManager::waitOf(LockerId lock
 
 std::vector<LockManager::Blocker> LockManager::blockersOf(LockerId locker, ResourceId id) const {
     std::vector<Blocker> out;
-    Bucket& b = bucketFor(id);
-    std::lock_guard<std::mutex> g(b.mutex);
-    auto it = b.data.find(id);
-    if (it == b.data.end()) return out;
-    const LockHead* head = it->second;
+    const LockHead* head = findHead(id);
+    if (head == nullptr) return out;
+    std::lock_guard<std::mutex> g(bucketFor(id).mutex);
 
     // A pending conversion waits for the other granted requests only.
     for (const LockRequest* r = head->granted.front(); r; r = r->next) {
@@ -418,7 +418,7 @@ std::string DeadlockRecord::toString() const {
 // ---------------------------------------------------------------------------
 // Introspection
 
-void LockManager::fillInfo(const LockHead& head, LockHeadInfo& info) {
+void LockManager::fillInfo(LockHead& head, LockHeadInfo& info) {
     info.resource = head.resourceId;
     info.name = head.name.empty() ? head.resourceId.toString() : head.name;
     for (const LockRequest* r = head.granted.front(); r; r = r->next) {
@@ -429,11 +429,10 @@ void LockManager::fillInfo(const LockHead& head, LockHeadInfo& info) {
     for (const LockRequest* r = head.conflict.front(); r; r = r->next) {
         info.waiting.push_back({r->lockerId, r->mode, LockMode::kNone, false});
     }
-    for (LockPartition* p : head.partitions) {
-        std::lock_guard<std::mutex> g(p->mutex);
-        auto it = p->data.find(head.resourceId);
-        if (it == p->data.end()) continue;
-        for (const LockRequest* r = it->second->granted.front(); r; r = r->next) {
+    for (size_t p = 0; p < kNumPartitions; ++p) {
+        if (((head.openSlots >> p) & 1u) == 0) continue;
+        std::lock_guard<SpinLatch> g(head.slots[p].latch);
+        for (const LockRequest* r = head.slots[p].granted.front(); r; r = r->next) {
             info.granted.push_back({r->lockerId, r->mode, LockMode::kNone, true});
         }
     }
@@ -443,7 +442,8 @@ std::vector<LockHeadInfo> LockManager::dump() const {
     std::vector<LockHeadInfo> out;
     for (size_t i = 0; i < kNumBuckets; ++i) {
         std::lock_guard<std::mutex> g(buckets_[i].mutex);
-        for (const auto& [id, head] : buckets_[i].data) {
+        for (LockHead* head = buckets_[i].chain.load(std::memory_order_acquire); head;
+             head = head->nextInBucket) {
             LockHeadInfo info;
             fillInfo(*head, info);
             if (!info.granted.empty() || !info.waiting.empty()) out.push_back(std::move(info));
@@ -465,63 +465,30 @@ std::vector<LockHeadInfo> LockManager::dumpLocker(LockerId locker) const {
 }
 
 std::string LockManager::resourceName(ResourceId id) const {
-    Bucket& b = bucketFor(id);
-    std::lock_guard<std::mutex> g(b.mutex);
-    auto it = b.data.find(id);
-    if (it == b.data.end() || it->second->name.empty()) return id.toString();
-    return it->second->name;
+    LockHead* head = findHead(id);
+    if (head == nullptr) return id.toString();
+    std::lock_guard<std::mutex> g(bucketFor(id).mutex);  // name may be set late
+    return head->name.empty() ? id.toString() : head->name;
 }
 
-size_t LockManager::cleanupUnusedLocks() {
-    size_t removed = 0;
+size_t LockManager::lockHeadCount() const {
+    size_t n = 0;
     for (size_t i = 0; i < kNumBuckets; ++i) {
-        std::lock_guard<std::mutex> g(buckets_[i].mutex);
-        auto& data = buckets_[i].data;
-        for (auto it = data.begin(); it != data.end();) {
-            LockHead* head = it->second;
-            // Drop empty partitioned heads first; a non-empty one keeps the head.
-            bool partitionsEmpty = true;
-            for (LockPartition* p : head->partitions) {
-                std::lock_guard<std::mutex> pg(p->mutex);
-                auto pit = p->data.find(head->resourceId);
-                if (pit == p->data.end()) continue;
-                if (pit->second->granted.empty()) {
-                    delete pit->second;
-                    p->data.erase(pit);
-                } else {
-                    partitionsEmpty = false;
-                }
-            }
-            if (partitionsEmpty) head->partitions.clear();
-            if (head->empty()) {
-                delete head;
-                it = data.erase(it);
-                ++removed;
-            } else {
-                ++it;
-            }
+        for (LockHead* h = buckets_[i].chain.load(std::memory_order_acquire); h;
+             h = h->nextInBucket) {
+            ++n;
         }
     }
-    return removed;
+    return n;
 }
 
 std::string LockManager::checkInvariants() const {
     for (size_t i = 0; i < kNumBuckets; ++i) {
         std::lock_guard<std::mutex> g(buckets_[i].mutex);
-        for (const auto& [id, head] : buckets_[i].data) {
+        for (LockHead* head = buckets_[i].chain.load(std::memory_order_acquire); head;
+             head = head->nextInBucket) {
             std::string err = head->checkInvariants();
             if (!err.empty()) return err;
-            for (LockPartition* p : head->partitions) {
-                std::lock_guard<std::mutex> pg(p->mutex);
-                auto it = p->data.find(id);
-                if (it == p->data.end()) continue;
-                for (const LockRequest* r = it->second->granted.front(); r; r = r->next) {
-                    if (!isIntentMode(r->mode)) {
-                        return fmt::format("{}: partitioned request in mode {}", id.toString(),
-                                           modeName(r->mode));
-                    }
-                }
-            }
         }
     }
     return {};

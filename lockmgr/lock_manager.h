@@ -2,14 +2,17 @@
 // ResourceIds; knows nothing of storage.
 //
 // Structure (seed 002, section 4):
-//   - 128 buckets, each a mutex and a map ResourceId -> LockHead. A LockHead
-//     keeps the granted list and the FIFO conflict (wait) queue, with per-mode
-//     counts and mode bitmasks so "does this conflict" is O(1).
-//   - 32 partitions for the intent-mode fast path: an IS/IX request on a
-//     resource with no S/X granted or queued is recorded in the requesting
-//     locker's partition only, so lockers in different partitions never touch
-//     a shared mutex. The first S or X request on the resource migrates the
-//     partitioned requests into the LockHead.
+//   - 128 buckets, each a mutex and a map ResourceId -> LockHead (a chain
+//     that is only ever prepended to, so it can be searched without the
+//     mutex). A LockHead keeps the granted list and the FIFO conflict (wait)
+//     queue, with per-mode counts and mode bitmasks so "does this conflict"
+//     is O(1).
+//   - 16 partitions for the intent-mode fast path: an IS/IX request on a
+//     resource with no S/X granted or queued is recorded only in the LockHead
+//     slot of the requesting locker's partition, under that slot's latch, so
+//     lockers in different partitions share no mutex and no cache line. The
+//     first S or X request on the resource migrates the slots' requests into
+//     the LockHead.
 //
 // Grant rules:
 //   - A new request is granted when it conflicts with no granted mode and
@@ -94,7 +97,7 @@ struct LockHeadInfo {
 class LockManager {
 public:
     static constexpr size_t kNumBuckets = 128;
-    static constexpr size_t kNumPartitions = 32;
+    static constexpr size_t kNumPartitions = kNumLockPartitions;
 
     explicit LockManager(LockManagerOptions options = {});
     ~LockManager();
@@ -144,8 +147,8 @@ public:
     std::vector<LockHeadInfo> dumpLocker(LockerId locker) const;
     /// The name given when the resource was first locked, or its id string.
     std::string resourceName(ResourceId id) const;
-    /// Removes LockHeads with no requests; returns how many.
-    size_t cleanupUnusedLocks();
+    /// How many resources have a LockHead (they are kept for the manager's life).
+    size_t lockHeadCount() const;
     /// Empty when every LockHead's invariants hold, else a description.
     std::string checkInvariants() const;
 
@@ -176,8 +179,13 @@ private:
     };
 
     Bucket& bucketFor(ResourceId id) const;
-    LockPartition& partitionFor(LockerId locker) const;
-    // Moves every partitioned request of `head` into its granted list.
+    // Lock-free search of the bucket chain; nullptr when never locked.
+    LockHead* findHead(ResourceId id) const;
+    static LockPartitionSlot& slotFor(LockHead* head, LockerId locker) {
+        return head->slots[locker % kNumPartitions];
+    }
+    // Moves every request in the head's open slots into its granted list and
+    // closes the slots. Requires the bucket mutex.
     void migratePartitioned(LockHead* head);
     // Grants pending conversions, then queued requests, as the rules allow.
     void grantWaiters(LockHead* head);
@@ -188,11 +196,10 @@ private:
     std::optional<DeadlockRecord> findCycle(LockerId requester, ResourceId id) const;
     bool searchCycle(LockerId requester, LockerId current, int depth,
                      std::vector<LockerId>& path, std::vector<LockerId>& visited) const;
-    static void fillInfo(const LockHead& head, LockHeadInfo& info);
+    static void fillInfo(LockHead& head, LockHeadInfo& info);
 
     const LockManagerOptions options_;
     std::unique_ptr<Bucket[]> buckets_;
-    std::unique_ptr<LockPartition[]> partitions_;
 
     mutable std::mutex waitsMutex_;
     std::unordered_map<LockerId, std::pair<ResourceId, LockMode>> waits_;  // GUARDED_BY(waitsMutex_)

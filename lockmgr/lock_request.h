@@ -5,8 +5,7 @@
 // is linked into a LockHead's granted or conflict list (or a partition's
 // list). Which mutex guards which field:
 //   - list links, status, mode, convertMode, lock: the LockHead's bucket mutex;
-//   - partitionedLock (and mode, while partitioned): the partition mutex of
-//     the owning locker;
+//   - partitionSlot (and mode, while in a slot): that slot's latch;
 //   - ownerMode, recursiveCount, unlockPending, partitioned, enqueueAtFront,
 //     compatibleFirst: the owning locker's thread only (set before the request
 //     is handed to the LockManager).
@@ -26,7 +25,7 @@ namespace mvkv::lockmgr {
 using LockerId = uint64_t;
 
 struct LockHead;
-struct PartitionedLockHead;
+struct LockPartitionSlot;
 class LockGrantNotification;
 
 struct LockRequest {
@@ -49,8 +48,8 @@ struct LockRequest {
     LockMode mode = LockMode::kNone;
     LockMode convertMode = LockMode::kNone;
 
-    // Guarded by the partition mutex of lockerId.
-    PartitionedLockHead* partitionedLock = nullptr;
+    // Guarded by the latch of the LockHead slot of lockerId.
+    LockPartitionSlot* partitionSlot = nullptr;
 
     // Owner thread only.
     LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode

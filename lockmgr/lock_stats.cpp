@@ -31,27 +31,53 @@ std::string LockStats::toJson() const {
     return out.dump();
 }
 
-LockStats InstanceLockStats::snapshot() const {
+void LockStats::subtract(const LockStats& other) {
+    for (size_t i = 0; i < kSize; ++i) counters_[i] -= other.counters_[i];
+}
+
+LockStats LockerLockStats::snapshot() const {
     LockStats out;
-    for (const auto& p : parts_) {
-        for (size_t i = 0; i < LockStats::kSize; ++i) {
-            uint64_t v = p.counters[i].load(std::memory_order_relaxed);
-            if (v) {
-                // Recover (type, mode, kind) from the flat index.
-                size_t k = i % kLockStatKinds;
-                size_t m = (i / kLockStatKinds) % kLockModeCount;
-                size_t t = i / (kLockStatKinds * kLockModeCount);
-                out.add(ResourceType(t), LockMode(m), LockStatKind(k), v);
-            }
+    for (size_t i = 0; i < LockStats::kSize; ++i) {
+        uint64_t v = counters_[i].load(std::memory_order_relaxed);
+        if (v) {
+            // Recover (type, mode, kind) from the flat index.
+            size_t k = i % kLockStatKinds;
+            size_t m = (i / kLockStatKinds) % kLockModeCount;
+            size_t t = i / (kLockStatKinds * kLockModeCount);
+            out.add(ResourceType(t), LockMode(m), LockStatKind(k), v);
         }
     }
     return out;
 }
 
+void InstanceLockStats::registerLocker(const LockerLockStats* stats) {
+    std::lock_guard<std::mutex> g(mutex_);
+    live_.push_back(stats);
+}
+
+void InstanceLockStats::unregisterLocker(const LockerLockStats* stats) {
+    LockStats last = stats->snapshot();
+    std::lock_guard<std::mutex> g(mutex_);
+    std::erase(live_, stats);
+    retired_.append(last);
+}
+
+LockStats InstanceLockStats::sumLocked() const {
+    LockStats out = retired_;
+    for (const LockerLockStats* s : live_) out.append(s->snapshot());
+    return out;
+}
+
+LockStats InstanceLockStats::snapshot() const {
+    std::lock_guard<std::mutex> g(mutex_);
+    LockStats out = sumLocked();
+    out.subtract(baseline_);
+    return out;
+}
+
 void InstanceLockStats::reset() {
-    for (auto& p : parts_) {
-        for (auto& c : p.counters) c.store(0, std::memory_order_relaxed);
-    }
+    std::lock_guard<std::mutex> g(mutex_);
+    baseline_ = sumLocked();
 }
 
 }  // namespace mvkv::lockmgr

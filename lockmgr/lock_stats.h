@@ -7,18 +7,21 @@
 //   {"Global":{"acquireCount":{"r":3,"w":1}}, "Collection":{...}}
 // with r/w for IS/IX and R/W for S/X; zero counters are left out.
 //
-// LockStats is one locker's (owner thread only). InstanceLockStats is
-// engine-wide: partitioned by locker id and cache-line aligned so concurrent
-// lockers do not share counters; snapshot() sums the partitions.
+// LockStats is a plain snapshot. LockerLockStats are one locker's live
+// counters: only the owner thread writes them, with a relaxed load and store
+// (no locked instruction on the hot path), and any thread may read them.
+// InstanceLockStats is engine-wide: the sum of every live locker's counters
+// plus those of lockers already destroyed.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "lockmgr/lock_mode.h"
-#include "lockmgr/lock_request.h"
 #include "lockmgr/resource_id.h"
 
 namespace mvkv::lockmgr {
@@ -41,6 +44,7 @@ public:
         return counters_[index(t, m, k)];
     }
     void append(const LockStats& other);
+    void subtract(const LockStats& other);
     void reset() { counters_.fill(0); }
     /// MongoDB's "locks" document as JSON text.
     std::string toJson() const;
@@ -54,24 +58,38 @@ private:
     std::array<uint64_t, kSize> counters_{};
 };
 
-/// Engine-wide counters; add() is thread-safe and does not contend across
-/// lockers in different partitions.
+/// One locker's counters: written by the owner thread only, readable by any.
+class LockerLockStats {
+public:
+    void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
+        auto& c = counters_[LockStats::index(t, m, k)];
+        c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    LockStats snapshot() const;
+
+private:
+    std::array<std::atomic<uint64_t>, LockStats::kSize> counters_{};
+};
+
+/// Engine-wide counters: the live lockers (registered by their constructors)
+/// plus the retired ones. Thread-safe.
 class InstanceLockStats {
 public:
-    void add(LockerId locker, ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
-        parts_[locker % kPartitions].counters[LockStats::index(t, m, k)].fetch_add(
-            n, std::memory_order_relaxed);
-    }
-    /// A sum over partitions (each counter read once; not an atomic cut).
+    void registerLocker(const LockerLockStats* stats);
+    /// Folds the locker's counters into the retired total.
+    void unregisterLocker(const LockerLockStats* stats);
+    /// Sum over lockers (each counter read once; not an atomic cut), minus
+    /// what was counted before the last reset().
     LockStats snapshot() const;
     void reset();
 
 private:
-    static constexpr size_t kPartitions = 16;
-    struct alignas(64) Partition {
-        std::array<std::atomic<uint64_t>, LockStats::kSize> counters{};
-    };
-    std::array<Partition, kPartitions> parts_;
+    LockStats sumLocked() const;  // requires mutex_
+
+    mutable std::mutex mutex_;
+    std::vector<const LockerLockStats*> live_;  // GUARDED_BY(mutex_)
+    LockStats retired_;                          // GUARDED_BY(mutex_)
+    LockStats baseline_;                         // GUARDED_BY(mutex_)
 };
 
 }  // namespace mvkv::lockmgr

@@ -16,7 +16,9 @@ int64_t microsSince(Clock::time_point t) {
 }
 }  // namespace
 
-Locker::Locker(LockManager& manager) : manager_(manager), id_(manager.newLockerId()) {}
+Locker::Locker(LockManager& manager) : manager_(manager), id_(manager.newLockerId()) {
+    manager_.stats().registerLocker(&stats_);
+}
 
 Locker::~Locker() {
     if (pending_.request != nullptr) {
@@ -31,6 +33,7 @@ Locker::~Locker() {
     requests_.clear();
     if (ticketHolder_ != nullptr) ticketHolder_->release();
     for (LockRequest* r : freeList_) delete r;
+    manager_.stats().unregisterLocker(&stats_);
 }
 
 // ---------------------------------------------------------------------------
@@ -118,7 +121,6 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
     LockResult result;
     auto countAcquisition = [&] {
         stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
-        manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireCount);
     };
     if (!conversion) {
         countAcquisition();
@@ -159,12 +161,10 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
     // It must wait: record the edge, then make sure it closes no cycle.
     pending_ = {r, mode, conversion, isReader(mode), Clock::now()};
     stats_.add(id.type(), mode, LockStatKind::kAcquireWaitCount);
-    manager_.stats().add(id_, id.type(), mode, LockStatKind::kAcquireWaitCount);
     manager_.registerWait(id_, id, mode);
     manager_.addQueued(pending_.reader, +1);
     if (auto cycle = manager_.refuseIfDeadlocked(id_, id, r)) {
         stats_.add(id.type(), mode, LockStatKind::kDeadlockCount);
-        manager_.stats().add(id_, id.type(), mode, LockStatKind::kDeadlockCount);
         finishWait(LockResult::kDeadlock, /*withdrawn=*/true).ignore();
         return Status::Deadlock(cycle->toString() +
                                 "; this request was refused, the locker keeps its other locks: "
@@ -238,7 +238,6 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
     int64_t waited = microsSince(p.since);
     ResourceType type = r->resourceId.type();
     stats_.add(type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
-    manager_.stats().add(id_, type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
     manager_.unregisterWait(id_);
     manager_.addQueued(p.reader, -1);
     // The request is granted or withdrawn, so no notification can still come:

@@ -106,8 +106,9 @@ public:
     LockMode globalMode() const { return getLockMode(ResourceId::global()); }
     /// Owner thread only. Other threads use LockManager::dumpLocker(id()).
     LockerInfo describe() const;
-    /// This locker's own counters (owner thread only).
-    const LockStats& stats() const { return stats_; }
+    /// A snapshot of this locker's own counters (any thread). They are also
+    /// part of LockManager::stats() for as long as the locker lives, and after.
+    LockStats stats() const { return stats_.snapshot(); }
 
     // ---- Two-phase locking ----
 
@@ -165,7 +166,7 @@ private:
     int wuowDepth_ = 0;
     std::optional<std::chrono::milliseconds> maxLockTimeout_;
     TicketHolder* ticketHolder_ = nullptr;  // the holder our ticket came from
-    LockStats stats_;
+    LockerLockStats stats_;
 };
 
 }  // namespace mvkv::lockmgr

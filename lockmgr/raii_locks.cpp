@@ -86,12 +86,11 @@ AutoGetCollection::AutoGetCollection(Locker& locker, std::string_view ns, LockMo
         db_.reset();
         return;
     }
-    coll_.emplace(locker, ns, mode, deadline);
-    status_ = coll_->status();
-    if (!status_.ok()) {
-        coll_.reset();
-        db_.reset();
-    }
+    // The database lock was just taken in the right mode: no need for
+    // CollectionLock's check.
+    coll_ = ResourceLock(locker, ResourceId::collection(ns), mode, deadline, ns);
+    status_ = coll_.status();
+    if (!status_.ok()) db_.reset();
 }
 
 }  // namespace mvkv::lockmgr

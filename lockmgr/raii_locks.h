@@ -99,12 +99,12 @@ public:
     AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
                       Deadline deadline = Deadline::never());
     const Status& status() const { return status_; }
-    bool isLocked() const { return coll_.has_value() && coll_->isLocked(); }
+    bool isLocked() const { return coll_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
 private:
     std::optional<DBLock> db_;
-    std::optional<CollectionLock> coll_;  // destroyed before db_
+    ResourceLock coll_;  // destroyed before db_
     Status status_;
 };
 

@@ -1,6 +1,9 @@
 #include "lockmgr/resource_id.h"
 
 #include <fmt/format.h>
+// Inlined (header-only mode) so hashing a short name is a few instructions,
+// not a call through the shared library.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace mvkv::lockmgr {

@@ -102,8 +102,10 @@ public:
     TicketPolicy policy() const override { return TicketPolicy::kSemaphore; }
 
 private:
-    std::atomic<int64_t> available_;
-    std::atomic<int64_t> total_;
+    // On its own cache line: every operation touches it, nothing else should
+    // bounce with it.
+    alignas(64) std::atomic<int64_t> available_;
+    alignas(64) std::atomic<int64_t> total_;
     mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::atomic<int64_t> queued_{0};

@@ -436,5 +436,5 @@ TEST_CASE("stress: random hierarchical locking keeps exclusion and invariants") 
     CHECK(ws.queued == 0);
     CHECK(mgr.queuedReaders() == 0);
     CHECK(mgr.queuedWriters() == 0);
-    CHECK(mgr.cleanupUnusedLocks() > 0);
+    CHECK(mgr.lockHeadCount() > 0);  // heads stay for the manager's life, empty
 }

@@ -21,11 +21,16 @@ std::string_view statusCodeName(StatusCode code) {
     return "Unknown";
 }
 
+const std::string& Status::emptyMessage() {
+    static const std::string empty;
+    return empty;
+}
+
 std::string Status::toString() const {
     if (ok()) return "OK";
     std::string out(statusCodeName(code_));
     out += ": ";
-    out += message_;
+    out += message();
     return out;
 }
 

@@ -1,7 +1,8 @@
 // Status: the error value every public mvkv call returns.
 //
 // Contract:
-// - An OK status carries no message and costs one byte plus an empty string.
+// - An OK status carries no message: it is a code and a null pointer, so
+//   making, moving and destroying one costs next to nothing on hot paths.
 // - A non-OK status carries a code (what kind of failure, for programs) and a
 //   message (what happened and what to do, for people).
 // - No exception crosses the public API: failures are Status values.
@@ -9,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,7 +39,19 @@ std::string_view statusCodeName(StatusCode code);
 class [[nodiscard]] Status {
 public:
     Status() = default;
-    Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+    Status(StatusCode code, std::string message)
+        : code_(code),
+          message_(code == StatusCode::kOk ? nullptr
+                                           : std::make_unique<std::string>(std::move(message))) {}
+    Status(const Status& other)
+        : code_(other.code_),
+          message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+    Status& operator=(const Status& other) {
+        if (this != &other) *this = Status(other);
+        return *this;
+    }
+    Status(Status&&) noexcept = default;
+    Status& operator=(Status&&) noexcept = default;
 
     static Status OK() { return Status(); }
     static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
@@ -57,7 +71,8 @@ public:
 
     bool ok() const { return code_ == StatusCode::kOk; }
     StatusCode code() const { return code_; }
-    const std::string& message() const { return message_; }
+    /// Empty for OK.
+    const std::string& message() const { return message_ ? *message_ : emptyMessage(); }
 
     /// "OK" or "<CodeName>: <message>".
     std::string toString() const;
@@ -66,8 +81,10 @@ public:
     void ignore() const {}
 
 private:
+    static const std::string& emptyMessage();
+
     StatusCode code_ = StatusCode::kOk;
-    std::string message_;
+    std::unique_ptr<std::string> message_;  // null when OK
 };
 
 /// A value or the Status saying why there is none.
