@@ -53,6 +53,7 @@ struct LockRequest {
 
     // Owner thread only.
     LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode
+    uint32_t ownerIndex = 0;               // position in the owner's request table
     uint32_t recursiveCount = 0;
     uint32_t unlockPending = 0;  // unlocks deferred to the end of the unit of work
     bool partitioned = false;    // asked for the intent-mode fast path

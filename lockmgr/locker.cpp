@@ -51,19 +51,29 @@ LockRequest* Locker::newRequest(ResourceId id) {
     if (!freeList_.empty()) {
         r = freeList_.back();
         freeList_.pop_back();
-        *r = LockRequest(id_, id, &notification_);
+        // The manager left its fields reset (status kNew, unlinked); reset ours.
+        assert(r->status == LockRequest::Status::kNew && r->prev == nullptr &&
+               r->next == nullptr && r->partitionSlot == nullptr);
+        r->resourceId = id;
+        r->ownerMode = LockMode::kNone;
+        r->recursiveCount = 0;
+        r->unlockPending = 0;
     } else {
         r = new LockRequest(id_, id, &notification_);
     }
+    r->ownerIndex = uint32_t(requests_.size());
     requests_.push_back(r);
+    if (id.type() == ResourceType::kGlobal) global_ = r;
     return r;
 }
 
 void Locker::freeRequest(LockRequest* r) {
-    auto it = std::find(requests_.begin(), requests_.end(), r);
-    assert(it != requests_.end());
-    *it = requests_.back();
+    assert(requests_[r->ownerIndex] == r);
+    LockRequest* last = requests_.back();
+    requests_[r->ownerIndex] = last;
+    last->ownerIndex = r->ownerIndex;
     requests_.pop_back();
+    if (r == global_) global_ = nullptr;
     if (freeList_.size() < kMaxFreeRequests) {
         freeList_.push_back(r);
     } else {
@@ -275,8 +285,9 @@ Status Locker::lockGlobal(LockMode mode, Deadline deadline) {
 
 Status Locker::lock(ResourceId id, LockMode mode, Deadline deadline, std::string_view name) {
     if (id.type() == ResourceType::kGlobal) return lockGlobal(mode, deadline);
+    if (Status s = validate(id, mode); !s.ok()) return s;
     if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
-    auto begun = lockBegin(id, mode, name);
+    auto begun = begin(id, mode, name);
     if (!begun.ok()) return begun.status();
     if (begun.value() == LockResult::kOk) return Status::OK();
     return lockComplete(deadline);
@@ -286,7 +297,7 @@ Status Locker::lock(ResourceId id, LockMode mode, Deadline deadline, std::string
 // Release
 
 void Locker::releaseTicketIfUnlocked() {
-    if (ticketHolder_ != nullptr && find(ResourceId::global()) == nullptr) {
+    if (ticketHolder_ != nullptr && global_ == nullptr) {
         ticketHolder_->release();
         ticketHolder_ = nullptr;
     }

@@ -103,7 +103,10 @@ public:
     LockMode getLockMode(ResourceId id) const;
     bool isLockHeldForMode(ResourceId id, LockMode mode) const;
     bool isLocked() const { return globalMode() != LockMode::kNone; }
-    LockMode globalMode() const { return getLockMode(ResourceId::global()); }
+    LockMode globalMode() const {
+        return global_ != nullptr && global_->recursiveCount > 0 ? global_->ownerMode
+                                                                 : LockMode::kNone;
+    }
     /// Owner thread only. Other threads use LockManager::dumpLocker(id()).
     LockerInfo describe() const;
     /// A snapshot of this locker's own counters (any thread). They are also
@@ -161,6 +164,7 @@ private:
 
     std::vector<LockRequest*> requests_;   // held (and pending) requests
     std::vector<LockRequest*> freeList_;   // recycled to avoid allocation per lock
+    LockRequest* global_ = nullptr;        // the Global lock's request, if any
     Pending pending_;
 
     int wuowDepth_ = 0;
