@@ -10,6 +10,8 @@
 //   autoget_is  AutoGetCollection(locker, "db.coll", IS) constructed and
 //               destroyed: read ticket + Global IS + Database IS + Collection
 //               IS and back; one Locker per thread, reused.
+//   autoget_is_ns  The same with a LockNamespace parsed once (as a catalog
+//               would keep it): no namespace split or name hashing per op.
 //   autoget_ix  The same in IX (write ticket, IX everywhere): all threads on
 //               the same collection, which stays on the partitioned path.
 //   coll_x      AutoGetCollection X on the same collection from all threads:
@@ -96,6 +98,21 @@ Measurement runLockManagerIs(const BenchConfig& config, int threads) {
     });
 }
 
+Measurement runAutoGetCachedNs(const BenchConfig& config, int threads) {
+    auto ns = lockmgr::LockNamespace::parse(kNamespace);
+    if (!ns.ok()) throw std::runtime_error(ns.status().toString());
+    return repeatRuns(config.repeat, [&] {
+        LockManager manager;
+        return runParallel(threads, limitsFor(config), [&](int) {
+            auto locker = std::make_unique<Locker>(manager);
+            return [locker = std::move(locker), &ns] {
+                AutoGetCollection coll(*locker, ns.value(), LockMode::kIS);
+                if (!coll.isLocked()) throw std::runtime_error(coll.status().toString());
+            };
+        });
+    });
+}
+
 Measurement runAutoGet(const BenchConfig& config, int threads, LockMode mode) {
     return repeatRuns(config.repeat, [&] {
         LockManager manager;
@@ -118,6 +135,7 @@ const Case kCases[] = {
     {"mutex_pair", runMutexPair},
     {"lockmgr_is", runLockManagerIs},
     {"autoget_is", [](const BenchConfig& c, int t) { return runAutoGet(c, t, LockMode::kIS); }},
+    {"autoget_is_ns", runAutoGetCachedNs},
     {"autoget_ix", [](const BenchConfig& c, int t) { return runAutoGet(c, t, LockMode::kIX); }},
     {"coll_x", [](const BenchConfig& c, int t) { return runAutoGet(c, t, LockMode::kX); }},
 };

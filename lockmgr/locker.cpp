@@ -189,7 +189,7 @@ StatusWith<LockResult> Locker::lockBegin(ResourceId id, LockMode mode, std::stri
     return begin(id, mode, name);
 }
 
-StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, Deadline deadline) {
+StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, const Deadline& deadline) {
     if (Status s = validate(ResourceId::global(), mode); !s.ok()) return s;
     if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
     if (pending_.request != nullptr) return begin(ResourceId::global(), mode, "global");
@@ -218,7 +218,7 @@ StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, Deadline deadline)
     return result;
 }
 
-Status Locker::lockComplete(Deadline deadline) {
+Status Locker::lockComplete(const Deadline& deadline) {
     if (pending_.request == nullptr) {
         return Status::IllegalOperation("lockComplete() without a pending lock request");
     }
@@ -276,14 +276,14 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
     return Status::Deadlock(fmt::format("waiting for {} would deadlock", what));
 }
 
-Status Locker::lockGlobal(LockMode mode, Deadline deadline) {
+Status Locker::lockGlobal(LockMode mode, const Deadline& deadline) {
     auto begun = lockGlobalBegin(mode, deadline);
     if (!begun.ok()) return begun.status();
     if (begun.value() == LockResult::kOk) return Status::OK();
     return lockComplete(deadline);
 }
 
-Status Locker::lock(ResourceId id, LockMode mode, Deadline deadline, std::string_view name) {
+Status Locker::lock(ResourceId id, LockMode mode, const Deadline& deadline, std::string_view name) {
     if (id.type() == ResourceType::kGlobal) return lockGlobal(mode, deadline);
     if (Status s = validate(id, mode); !s.ok()) return s;
     if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());

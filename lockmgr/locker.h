@@ -69,7 +69,7 @@ public:
     /// Takes a ticket (read for IS/S, write for IX, none for X), then the
     /// Global lock. Global S and X jump the wait queue (enqueueAtFront) and,
     /// while granted, admit compatible newcomers first (compatibleFirst).
-    Status lockGlobal(LockMode mode, Deadline deadline = Deadline::never());
+    Status lockGlobal(LockMode mode, const Deadline& deadline = Deadline::never());
     /// Releases one level of the Global lock; the ticket goes back with the last.
     Status unlockGlobal();
 
@@ -77,7 +77,7 @@ public:
 
     /// Acquires `id` in `mode`, waiting until `deadline`. `name` is shown in
     /// descriptions and deadlock reports.
-    Status lock(ResourceId id, LockMode mode, Deadline deadline = Deadline::never(),
+    Status lock(ResourceId id, LockMode mode, const Deadline& deadline = Deadline::never(),
                 std::string_view name = {});
     /// Releases one level (deferred to the end of the unit of work for IX/X
     /// inside one).
@@ -91,9 +91,9 @@ public:
     /// (call lockComplete()); Deadlock when waiting would close a cycle.
     StatusWith<LockResult> lockBegin(ResourceId id, LockMode mode, std::string_view name = {});
     /// Same for the Global lock; the ticket wait (if any) honours `deadline`.
-    StatusWith<LockResult> lockGlobalBegin(LockMode mode, Deadline deadline = Deadline::never());
+    StatusWith<LockResult> lockGlobalBegin(LockMode mode, const Deadline& deadline = Deadline::never());
     /// Waits for the pending request until `deadline`.
-    Status lockComplete(Deadline deadline = Deadline::never());
+    Status lockComplete(const Deadline& deadline = Deadline::never());
     /// True when the pending request has been granted (or there is none).
     bool pendingGranted();
 

@@ -13,11 +13,24 @@ StatusWith<std::pair<std::string_view, std::string_view>> splitNamespace(std::st
     return std::pair{ns.substr(0, dot), ns.substr(dot + 1)};
 }
 
-ResourceLock::ResourceLock(Locker& locker, ResourceId id, LockMode mode, Deadline deadline,
-                           std::string_view name)
-    : id_(id) {
+StatusWith<LockNamespace> LockNamespace::parse(std::string_view ns) {
+    auto parts = splitNamespace(ns);
+    if (!parts.ok()) return parts.status();
+    LockNamespace out;
+    out.ns_ = std::string(ns);
+    out.dot_ = parts.value().first.size();
+    out.dbId_ = ResourceId::database(parts.value().first);
+    out.collId_ = ResourceId::collection(ns);
+    return out;
+}
+
+const Status& ResourceLock::acquire(Locker& locker, ResourceId id, LockMode mode,
+                                    const Deadline& deadline, std::string_view name) {
+    release();
+    id_ = id;
     status_ = locker.lock(id, mode, deadline, name);
     if (status_.ok()) locker_ = &locker;
+    return status_;
 }
 
 ResourceLock& ResourceLock::operator=(ResourceLock&& other) noexcept {
@@ -38,25 +51,25 @@ void ResourceLock::release() {
     locker_ = nullptr;
 }
 
-DBLock::DBLock(Locker& locker, std::string_view db, LockMode mode, Deadline deadline) {
+DBLock::DBLock(Locker& locker, std::string_view db, LockMode mode, const Deadline& deadline) {
     if (db.empty() || db.find('.') != std::string_view::npos) {
         status_ = Status::InvalidArgument(
             fmt::format("invalid database name '{}': it must be non-empty and have no '.'", db));
         return;
     }
-    global_.emplace(locker, intentModeFor(mode), deadline);
-    if (!global_->isLocked()) {
-        status_ = global_->status();
-        global_.reset();
+    if (!global_.acquire(locker, ResourceId::global(), intentModeFor(mode), deadline, "global")
+             .ok()) {
+        status_ = global_.status();
         return;
     }
-    db_ = ResourceLock(locker, ResourceId::database(db), mode, deadline, db);
-    status_ = db_.status();
-    if (!status_.ok()) global_.reset();
+    if (!db_.acquire(locker, ResourceId::database(db), mode, deadline, db).ok()) {
+        status_ = db_.status();
+        global_.release();
+    }
 }
 
 CollectionLock::CollectionLock(Locker& locker, std::string_view ns, LockMode mode,
-                               Deadline deadline) {
+                               const Deadline& deadline) {
     auto parts = splitNamespace(ns);
     if (!parts.ok()) {
         lock_ = ResourceLock(parts.status());
@@ -70,27 +83,47 @@ CollectionLock::CollectionLock(Locker& locker, std::string_view ns, LockMode mod
             ns, modeName(mode), parts.value().first, modeName(needed))));
         return;
     }
-    lock_ = ResourceLock(locker, ResourceId::collection(ns), mode, deadline, ns);
+    lock_.acquire(locker, ResourceId::collection(ns), mode, deadline, ns).ignore();
 }
 
 AutoGetCollection::AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
-                                     Deadline deadline) {
+                                     const Deadline& deadline) {
     auto parts = splitNamespace(ns);
     if (!parts.ok()) {
         status_ = parts.status();
         return;
     }
-    db_.emplace(locker, parts.value().first, intentModeFor(mode), deadline);
-    if (!db_->isLocked()) {
-        status_ = db_->status();
-        db_.reset();
+    std::string_view db = parts.value().first;
+    acquire(locker, ns, db, ResourceId::database(db), ResourceId::collection(ns), mode, deadline);
+}
+
+AutoGetCollection::AutoGetCollection(Locker& locker, const LockNamespace& ns, LockMode mode,
+                                     const Deadline& deadline) {
+    if (!ns.dbId().isValid()) {
+        status_ = Status::InvalidArgument("AutoGetCollection on an empty LockNamespace");
         return;
     }
-    // The database lock was just taken in the right mode: no need for
-    // CollectionLock's check.
-    coll_ = ResourceLock(locker, ResourceId::collection(ns), mode, deadline, ns);
-    status_ = coll_.status();
-    if (!status_.ok()) db_.reset();
+    acquire(locker, ns.ns(), ns.db(), ns.dbId(), ns.collectionId(), mode, deadline);
+}
+
+void AutoGetCollection::acquire(Locker& locker, std::string_view ns, std::string_view db,
+                                ResourceId dbId, ResourceId collId, LockMode mode,
+                                const Deadline& deadline) {
+    LockMode intent = intentModeFor(mode);
+    if (!global_.acquire(locker, ResourceId::global(), intent, deadline, "global").ok()) {
+        status_ = global_.status();
+        return;
+    }
+    if (!db_.acquire(locker, dbId, intent, deadline, db).ok()) {
+        status_ = db_.status();
+        global_.release();
+        return;
+    }
+    if (!coll_.acquire(locker, collId, mode, deadline, ns).ok()) {
+        status_ = coll_.status();
+        db_.release();
+        global_.release();
+    }
 }
 
 }  // namespace mvkv::lockmgr

@@ -28,18 +28,43 @@ StatusWith<std::pair<std::string_view, std::string_view>> splitNamespace(std::st
 /// Database modes implied by a collection mode: IS for IS/S, IX for IX/X.
 constexpr LockMode intentModeFor(LockMode m) { return isSharedMode(m) ? LockMode::kIS : LockMode::kIX; }
 
+/// A namespace "db.coll" with its lock resource ids computed once. Callers
+/// that lock the same collection often (the engine's catalog) keep one.
+class LockNamespace {
+public:
+    /// InvalidArgument when `ns` is not "db.coll" with both parts non-empty.
+    static StatusWith<LockNamespace> parse(std::string_view ns);
+    LockNamespace() = default;
+
+    const std::string& ns() const { return ns_; }
+    std::string_view db() const { return std::string_view(ns_).substr(0, dot_); }
+    ResourceId dbId() const { return dbId_; }
+    ResourceId collectionId() const { return collId_; }
+
+private:
+    std::string ns_;
+    size_t dot_ = 0;
+    ResourceId dbId_;
+    ResourceId collId_;
+};
+
 /// One lock on one resource, released on destruction.
 class ResourceLock {
 public:
     ResourceLock() = default;
     /// A lock that was never taken, for `why`.
     explicit ResourceLock(Status why) : status_(std::move(why)) {}
-    ResourceLock(Locker& locker, ResourceId id, LockMode mode, Deadline deadline,
-                 std::string_view name);
+    ResourceLock(Locker& locker, ResourceId id, LockMode mode, const Deadline& deadline,
+                 std::string_view name) {
+        acquire(locker, id, mode, deadline, name).ignore();
+    }
     ResourceLock(ResourceLock&& other) noexcept { *this = std::move(other); }
     ResourceLock& operator=(ResourceLock&& other) noexcept;
     ~ResourceLock() { release(); }
 
+    /// Takes the lock (releasing any held first); returns and keeps the status.
+    const Status& acquire(Locker& locker, ResourceId id, LockMode mode, const Deadline& deadline,
+                          std::string_view name);
     const Status& status() const { return status_; }
     bool isLocked() const { return locker_ != nullptr; }
     explicit operator bool() const { return isLocked(); }
@@ -54,7 +79,7 @@ private:
 /// The Global lock (with its ticket).
 class GlobalLock {
 public:
-    GlobalLock(Locker& locker, LockMode mode, Deadline deadline = Deadline::never())
+    GlobalLock(Locker& locker, LockMode mode, const Deadline& deadline = Deadline::never())
         : lock_(locker, ResourceId::global(), mode, deadline, "global") {}
     const Status& status() const { return lock_.status(); }
     bool isLocked() const { return lock_.isLocked(); }
@@ -68,14 +93,14 @@ private:
 class DBLock {
 public:
     DBLock(Locker& locker, std::string_view db, LockMode mode,
-           Deadline deadline = Deadline::never());
+           const Deadline& deadline = Deadline::never());
     const Status& status() const { return status_; }
     bool isLocked() const { return db_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
 private:
-    std::optional<GlobalLock> global_;
-    ResourceLock db_;
+    ResourceLock global_;
+    ResourceLock db_;  // released before global_
     Status status_;
 };
 
@@ -84,7 +109,7 @@ private:
 class CollectionLock {
 public:
     CollectionLock(Locker& locker, std::string_view ns, LockMode mode,
-                   Deadline deadline = Deadline::never());
+                   const Deadline& deadline = Deadline::never());
     const Status& status() const { return lock_.status(); }
     bool isLocked() const { return lock_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
@@ -97,14 +122,20 @@ private:
 class AutoGetCollection {
 public:
     AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
-                      Deadline deadline = Deadline::never());
+                      const Deadline& deadline = Deadline::never());
+    AutoGetCollection(Locker& locker, const LockNamespace& ns, LockMode mode,
+                      const Deadline& deadline = Deadline::never());
     const Status& status() const { return status_; }
     bool isLocked() const { return coll_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
 private:
-    std::optional<DBLock> db_;
-    ResourceLock coll_;  // destroyed before db_
+    void acquire(Locker& locker, std::string_view ns, std::string_view db, ResourceId dbId,
+                 ResourceId collId, LockMode mode, const Deadline& deadline);
+
+    ResourceLock global_;
+    ResourceLock db_;
+    ResourceLock coll_;  // members are released in reverse: coll_, db_, global_
     Status status_;
 };
 
