@@ -103,13 +103,26 @@ LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::
 
 LockResult LockManager::newRequest(LockHead* head, LockRequest* r) {
     r->lock = head;
+    // A request that would queue ahead of everyone is held back only by the
+    // granted modes and pending conversions: were it queued, it would be first
+    // in line and nothing would be left to wake it.
+    uint32_t queued = r->enqueueAtFront ? 0 : head->conflictModes;
     bool blocked = conflicts(r->mode, head->grantedModes) ||
                    (head->compatibleFirstCount == 0 &&
-                    conflicts(r->mode, head->conflictModes | head->convertingModes));
+                    conflicts(r->mode, queued | head->convertingModes));
     if (blocked) {
         r->status = Status::kWaiting;
         if (r->enqueueAtFront) {
-            head->conflict.pushFront(r);
+            // First in line, but after earlier front requests (FIFO among them).
+            LockRequest* after = nullptr;
+            for (LockRequest* q = head->conflict.front(); q && q->enqueueAtFront; q = q->next) {
+                after = q;
+            }
+            if (after) {
+                head->conflict.insertAfter(after, r);
+            } else {
+                head->conflict.pushFront(r);
+            }
         } else {
             head->conflict.pushBack(r);
         }
@@ -201,6 +214,11 @@ void LockManager::downgrade(LockRequest* r, LockMode newMode) {
     head->decGranted(r->mode);
     head->incGranted(newMode);
     r->mode = newMode;
+    // A Global S/X lowered to an intent mode no longer earns compatibleFirst.
+    if (r->compatibleFirst && isIntentMode(newMode)) {
+        r->compatibleFirst = false;
+        --head->compatibleFirstCount;
+    }
     grantWaiters(head);
 }
 

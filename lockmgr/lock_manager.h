@@ -16,9 +16,11 @@
 //
 // Grant rules:
 //   - A new request is granted when it conflicts with no granted mode and
-//     (unless a compatibleFirst request is granted) with no queued mode and
-//     no pending conversion; otherwise it queues at the back, or at the front
-//     when request->enqueueAtFront.
+//     (unless a compatibleFirst request is granted) with no pending
+//     conversion and no queued mode; otherwise it queues at the back. An
+//     enqueueAtFront request ignores the queued modes (it would be first in
+//     line) and, when it must wait, queues after earlier front requests and
+//     ahead of all others.
 //   - A conversion (upgrade) waits only for the other granted modes: it is
 //     granted before anything in the queue.
 //   - When modes are released, pending conversions are granted first, then

@@ -18,6 +18,14 @@ void LockRequestList::pushFront(LockRequest* r) {
     front_ = r;
 }
 
+void LockRequestList::insertAfter(LockRequest* at, LockRequest* r) {
+    assert(r->prev == nullptr && r->next == nullptr);
+    r->prev = at;
+    r->next = at->next;
+    if (at->next) at->next->prev = r; else back_ = r;
+    at->next = r;
+}
+
 void LockRequestList::remove(LockRequest* r) {
     if (r->prev) r->prev->next = r->next; else front_ = r->next;
     if (r->next) r->next->prev = r->prev; else back_ = r->prev;

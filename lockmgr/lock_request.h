@@ -4,7 +4,9 @@
 // A LockRequest is owned by its Locker and lives at a stable address while it
 // is linked into a LockHead's granted or conflict list (or a partition's
 // list). Which mutex guards which field:
-//   - list links, status, mode, convertMode, lock: the LockHead's bucket mutex;
+//   - list links, status, mode, convertMode, lock: the LockHead's bucket mutex
+//     (while the request sits in a fast-path slot: that slot's latch, the only
+//     way to reach it then);
 //   - partitionSlot (and mode, while in a slot): that slot's latch;
 //   - ownerMode, recursiveCount, unlockPending, partitioned, enqueueAtFront,
 //     compatibleFirst: the owning locker's thread only (set before the request
@@ -68,6 +70,7 @@ public:
     LockRequest* front() const { return front_; }
     void pushBack(LockRequest* r);
     void pushFront(LockRequest* r);
+    void insertAfter(LockRequest* at, LockRequest* r);
     void remove(LockRequest* r);
 
 private:

@@ -223,7 +223,8 @@ Status Locker::lockComplete(const Deadline& deadline) {
         return Status::IllegalOperation("lockComplete() without a pending lock request");
     }
     if (!deadline.valid()) {
-        finishWait(LockResult::kInterrupted).ignore();
+        // Withdraw; if the grant already arrived, the caller holds the lock.
+        if (finishWait(LockResult::kInterrupted).ok()) return Status::OK();
         return Status::InvalidArgument(deadline.invalidReason() +
                                        "; the pending request was withdrawn");
     }
@@ -250,8 +251,9 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
     stats_.add(type, p.mode, LockStatKind::kTimeAcquiringMicros, uint64_t(waited));
     manager_.unregisterWait(id_);
     manager_.addQueued(p.reader, -1);
-    // The request is granted or withdrawn, so no notification can still come:
-    // clearing here keeps the uncontended path free of the notification mutex.
+    // The request is granted or withdrawn, so no notification can still come;
+    // clearing here, once per wait, keeps the notification mutex off the
+    // uncontended path (which never waits).
     notification_.clear();
 
     if (result == LockResult::kOk) {
@@ -357,6 +359,10 @@ Status Locker::downgrade(ResourceId id, LockMode newMode) {
 Status Locker::endWriteUnitOfWork() {
     if (wuowDepth_ == 0) {
         return Status::IllegalOperation("endWriteUnitOfWork() without beginWriteUnitOfWork()");
+    }
+    if (pending_.request != nullptr) {
+        return Status::IllegalOperation(
+            "endWriteUnitOfWork() while a lock request is pending; call lockComplete() first");
     }
     if (--wuowDepth_ > 0) return Status::OK();
     // Release deferred unlocks; the Global lock last so its ticket goes last.

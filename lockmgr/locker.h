@@ -67,7 +67,8 @@ public:
     // ---- Global lock ----
 
     /// Takes a ticket (read for IS/S, write for IX, none for X), then the
-    /// Global lock. Global S and X jump the wait queue (enqueueAtFront) and,
+    /// Global lock. The ticket is the one of the first Global mode taken; a
+    /// later conversion or downgrade keeps it. Global S and X jump the wait queue (enqueueAtFront) and,
     /// while granted, admit compatible newcomers first (compatibleFirst).
     Status lockGlobal(LockMode mode, const Deadline& deadline = Deadline::never());
     /// Releases one level of the Global lock; the ticket goes back with the last.
@@ -87,12 +88,15 @@ public:
 
     // ---- Two-step acquisition (one pending request at a time) ----
 
-    /// Places the request without waiting. OK with kOk (granted) or kWaiting
-    /// (call lockComplete()); Deadlock when waiting would close a cycle.
+    /// Places the request without waiting for the lock. OK with kOk (granted)
+    /// or kWaiting (call lockComplete()); Deadlock when waiting would close a
+    /// cycle. On the Global resource it first takes the ticket, which may wait
+    /// (use lockGlobalBegin to bound that wait).
     StatusWith<LockResult> lockBegin(ResourceId id, LockMode mode, std::string_view name = {});
     /// Same for the Global lock; the ticket wait (if any) honours `deadline`.
     StatusWith<LockResult> lockGlobalBegin(LockMode mode, const Deadline& deadline = Deadline::never());
-    /// Waits for the pending request until `deadline`.
+    /// Waits for the pending request until `deadline`. An invalid deadline
+    /// withdraws the request (InvalidArgument) unless it was already granted.
     Status lockComplete(const Deadline& deadline = Deadline::never());
     /// True when the pending request has been granted (or there is none).
     bool pendingGranted();

@@ -404,13 +404,79 @@ TEST_CASE("global: S and X requests jump the queue (enqueueAtFront)") {
     CHECK(mgr.tickets().write().stats().out == 0);
 }
 
+TEST_CASE("global: a front request compatible with the granted modes is granted at once") {
+    LockManager mgr;
+    {
+        Locker a(mgr), b(mgr), c(mgr);
+        REQUIRE(a.lockGlobal(LockMode::kIS).ok());
+        CHECK(beginGlobal(b, LockMode::kX) == LockResult::kWaiting);
+        // S fits the granted IS; it would be first in line, so it does not wait
+        // behind the queued X (queued, nothing would ever wake it).
+        CHECK(beginGlobal(c, LockMode::kS) == LockResult::kOk);
+        CHECK(c.globalMode() == LockMode::kS);
+        CHECK(queueOf(mgr, kGlobal) == std::vector<LockerId>{b.id()});
+        checkInvariants(mgr);
+        CHECK(a.unlockGlobal().ok());
+        CHECK(c.unlockGlobal().ok());
+        CHECK(b.lockComplete(Deadline::now()).ok());
+        CHECK(b.unlockGlobal().ok());
+    }
+    checkEmpty(mgr);
+}
+
+TEST_CASE("global: front requests are FIFO among themselves") {
+    LockManager mgr;
+    {
+        Locker a(mgr), b(mgr), c(mgr), d(mgr);
+        REQUIRE(a.lockGlobal(LockMode::kX).ok());
+        CHECK(beginGlobal(d, LockMode::kIX) == LockResult::kWaiting);
+        CHECK(beginGlobal(b, LockMode::kX) == LockResult::kWaiting);
+        CHECK(beginGlobal(c, LockMode::kS) == LockResult::kWaiting);
+        CHECK(queueOf(mgr, kGlobal) == std::vector<LockerId>{b.id(), c.id(), d.id()});
+        CHECK(a.unlockGlobal().ok());
+        CHECK(b.pendingGranted());
+        CHECK_FALSE(c.pendingGranted());
+        CHECK(b.lockComplete(Deadline::now()).ok());
+        CHECK(b.unlockGlobal().ok());
+        CHECK(c.lockComplete(Deadline::now()).ok());
+        CHECK(c.unlockGlobal().ok());
+        CHECK(d.lockComplete(Deadline::now()).ok());
+        CHECK(d.unlockGlobal().ok());
+        checkInvariants(mgr);
+    }
+    checkEmpty(mgr);
+}
+
+TEST_CASE("global: a Global X downgraded to IX stops admitting newcomers first") {
+    LockManager mgr;
+    {
+        Locker a(mgr), b(mgr), c(mgr);
+        REQUIRE(a.lockGlobal(LockMode::kX).ok());
+        CHECK(beginGlobal(b, LockMode::kS) == LockResult::kWaiting);
+        CHECK(a.downgrade(kGlobal, LockMode::kIX).ok());
+        // S still waits for A's IX; a new IX (compatible with A's IX) must now
+        // queue behind the S instead of being admitted first.
+        CHECK_FALSE(b.pendingGranted());
+        CHECK(beginGlobal(c, LockMode::kIX) == LockResult::kWaiting);
+        checkInvariants(mgr);
+        CHECK(a.unlockGlobal().ok());
+        CHECK(b.lockComplete(Deadline::now()).ok());
+        CHECK_FALSE(c.pendingGranted());
+        CHECK(b.unlockGlobal().ok());
+        CHECK(c.lockComplete(Deadline::now()).ok());
+        CHECK(c.unlockGlobal().ok());
+    }
+    checkEmpty(mgr);
+}
+
 TEST_CASE("global: a granted S admits compatible newcomers first (compatibleFirst)") {
     LockManager mgr;
     {
         Locker a(mgr), b(mgr), c(mgr), d(mgr), e(mgr), f(mgr);
-        REQUIRE(a.lockGlobal(LockMode::kIS).ok());
-        CHECK(beginGlobal(b, LockMode::kX) == LockResult::kWaiting);
+        REQUIRE(a.lockGlobal(LockMode::kIX).ok());
+        // Front requests keep their arrival order among themselves.
         CHECK(beginGlobal(c, LockMode::kS) == LockResult::kWaiting);
+        CHECK(beginGlobal(b, LockMode::kX) == LockResult::kWaiting);
         CHECK(queueOf(mgr, kGlobal) == std::vector<LockerId>{c.id(), b.id()});
 
         CHECK(a.unlockGlobal().ok());

@@ -461,3 +461,44 @@ TEST_CASE("destruction: a destroyed locker releases its locks and its pending re
     CHECK(keeper.unlock(kColl).ok());
     checkEmpty(mgr);
 }
+
+TEST_CASE("2PL: ending the unit of work while a request is pending is refused") {
+    LockManager mgr;
+    {
+        Locker a(mgr), b(mgr);
+        const ResourceId other = ResourceId::collection("db.other");
+        REQUIRE(b.lock(other, LockMode::kIX).ok());
+        a.beginWriteUnitOfWork();
+        REQUIRE(a.lock(kColl, LockMode::kIX).ok());
+        CHECK(a.unlock(kColl).ok());  // deferred
+        CHECK(begin(a, other, LockMode::kX) == LockResult::kWaiting);
+        Status s = a.endWriteUnitOfWork();
+        CHECK(s.code() == StatusCode::kIllegalOperation);
+        CHECK(contains(s.message(), "pending"));
+        CHECK(a.inWriteUnitOfWork());
+        CHECK(a.getLockMode(kColl) == LockMode::kIX);  // still held, still deferred
+        CHECK(b.unlock(other).ok());
+        CHECK(a.lockComplete(Deadline::now()).ok());
+        CHECK(a.endWriteUnitOfWork().ok());
+        CHECK(a.getLockMode(kColl) == LockMode::kNone);
+        CHECK(a.unlock(other).ok());
+        checkInvariants(mgr);
+    }
+    checkEmpty(mgr);
+}
+
+TEST_CASE("timeout: an invalid deadline after the grant arrived keeps the lock") {
+    LockManager mgr;
+    {
+        Locker a(mgr), b(mgr);
+        REQUIRE(a.lock(kColl, LockMode::kX).ok());
+        CHECK(begin(b, kColl, LockMode::kX) == LockResult::kWaiting);
+        CHECK(a.unlock(kColl).ok());
+        CHECK(b.pendingGranted());
+        CHECK(b.lockComplete(Deadline::in(-5ms)).ok());
+        CHECK(b.getLockMode(kColl) == LockMode::kX);
+        CHECK(b.unlock(kColl).ok());
+        checkInvariants(mgr);
+    }
+    checkEmpty(mgr);
+}
