@@ -35,6 +35,7 @@ void LockRequestList::remove(LockRequest* r) {
 void LockGrantNotification::clear() {
     std::lock_guard<std::mutex> lk(mutex_);
     hasResult_ = false;
+    ready_.store(false, std::memory_order_relaxed);
     result_ = LockResult::kWaiting;
 }
 
@@ -42,6 +43,7 @@ void LockGrantNotification::notify(LockResult result) {
     std::lock_guard<std::mutex> lk(mutex_);
     hasResult_ = true;
     result_ = result;
+    ready_.store(true, std::memory_order_release);
     cv_.notify_all();
 }
 
@@ -57,6 +59,16 @@ bool LockGrantNotification::hasResult() {
 
 LockResult LockGrantNotification::wait(const Deadline& deadline,
                                        const std::atomic<bool>& interrupted) {
+    // Short spin first: the holder is often about to release on another CPU.
+    for (int i = 0; i < kSpinRounds; ++i) {
+        if (ready_.load(std::memory_order_acquire) ||
+            interrupted.load(std::memory_order_relaxed)) {
+            break;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
     std::unique_lock<std::mutex> lk(mutex_);
     auto ready = [&] { return hasResult_ || interrupted.load(std::memory_order_acquire); };
     if (deadline.isNever()) {

@@ -97,10 +97,15 @@ public:
     bool hasResult();
 
 private:
+    // Spins this many rounds on `ready_` before sleeping: a lock handed over
+    // between running threads then costs no futex wake-up.
+    static constexpr int kSpinRounds = 1000;  // tens of microseconds at most
+
     std::mutex mutex_;
     std::condition_variable cv_;
-    bool hasResult_ = false;
-    LockResult result_ = LockResult::kWaiting;
+    std::atomic<bool> ready_{false};  // mirrors hasResult_, for the spin
+    bool hasResult_ = false;          // GUARDED_BY(mutex_)
+    LockResult result_ = LockResult::kWaiting;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace mvkv::lockmgr

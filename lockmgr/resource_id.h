@@ -49,7 +49,10 @@ public:
     /// "Collection:0x1a2b..." (the name is not kept; LockManager remembers names).
     std::string toString() const;
 
-    friend bool operator==(const ResourceId&, const ResourceId&) = default;
+    // The hash first: it almost always decides, so the branch predicts well.
+    friend bool operator==(const ResourceId& a, const ResourceId& b) {
+        return a.hash_ == b.hash_ && a.type_ == b.type_;
+    }
 
 private:
     ResourceType type_ = ResourceType::kInvalid;
