@@ -44,10 +44,10 @@ struct RunLimits {
 struct Measurement {
     int threads = 0;
     uint64_t totalOps = 0;
-    double wallSeconds = 0;         // earliest thread start to latest thread end
-    double nsPerOpPerThread = 0;    // mean over threads of (own elapsed / own ops)
-    double cpuPercent = 0;          // sum of thread CPU time / sum of thread wall time
-    std::string error;              // first failure of any thread
+    double wallSeconds = 0;       // earliest thread start to latest thread end
+    double nsPerOpPerThread = 0;  // mean over threads of (own elapsed / own ops)
+    double cpuPercent = 0;        // sum of thread CPU time / sum of thread wall time
+    std::string error;            // first failure of any thread
 
     double opsPerSec() const { return wallSeconds > 0 ? double(totalOps) / wallSeconds : 0; }
 };
@@ -89,19 +89,23 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
         bool atBarrier = false;
         try {
             auto op = factory(index);
-            for (uint64_t i = 0; i < limits.warmupOps; ++i) op();
+            for (uint64_t i = 0; i < limits.warmupOps; ++i)
+                op();
             atBarrier = true;
             arrived.fetch_add(1, std::memory_order_release);
-            while (!go.load(std::memory_order_acquire)) cpuRelax();
+            while (!go.load(std::memory_order_acquire))
+                cpuRelax();
 
             int64_t cpuBegin = threadCpuNanos();
             me.begin = Clock::now();
             uint64_t ops = 0;
             if (limits.opsPerThread > 0) {
-                for (; ops < limits.opsPerThread; ++ops) op();
+                for (; ops < limits.opsPerThread; ++ops)
+                    op();
             } else {
                 do {
-                    for (uint64_t i = 0; i < kStopCheckInterval; ++i) op();
+                    for (uint64_t i = 0; i < kStopCheckInterval; ++i)
+                        op();
                     ops += kStopCheckInterval;
                 } while (!stop.load(std::memory_order_relaxed));
             }
@@ -113,19 +117,23 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
         } catch (...) {
             me.error = "unknown exception";
         }
-        if (!atBarrier) arrived.fetch_add(1, std::memory_order_release);
+        if (!atBarrier)
+            arrived.fetch_add(1, std::memory_order_release);
     };
 
     std::vector<std::thread> pool;
     pool.reserve(static_cast<size_t>(threads));
-    for (int i = 0; i < threads; ++i) pool.emplace_back(body, i);
-    while (arrived.load(std::memory_order_acquire) < threads) std::this_thread::yield();
+    for (int i = 0; i < threads; ++i)
+        pool.emplace_back(body, i);
+    while (arrived.load(std::memory_order_acquire) < threads)
+        std::this_thread::yield();
     go.store(true, std::memory_order_release);
     if (limits.opsPerThread == 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(limits.seconds));
         stop.store(true, std::memory_order_relaxed);
     }
-    for (std::thread& t : pool) t.join();
+    for (std::thread& t : pool)
+        t.join();
 
     Measurement m;
     m.threads = threads;
@@ -136,7 +144,8 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
     double cpuNanosSum = 0;
     for (const PerThread& p : per) {
         if (!p.error.empty()) {
-            if (m.error.empty()) m.error = p.error;
+            if (m.error.empty())
+                m.error = p.error;
             continue;
         }
         first = std::min(first, p.begin);
@@ -147,7 +156,8 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
         wallNanosSum += ns;
         cpuNanosSum += double(p.cpuNanos);
     }
-    if (!m.error.empty()) return m;
+    if (!m.error.empty())
+        return m;
     m.wallSeconds = std::chrono::duration<double>(last - first).count();
     m.nsPerOpPerThread = nsSum / double(threads);
     // The two clocks tick differently: clamp the few-% overshoot to 100.
@@ -162,7 +172,8 @@ Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
     std::vector<Measurement> runs;
     for (int i = 0; i < std::max(repeat, 1); ++i) {
         Measurement m = runOnce();
-        if (!m.error.empty()) return m;
+        if (!m.error.empty())
+            return m;
         runs.push_back(std::move(m));
     }
     std::sort(runs.begin(), runs.end(), [](const Measurement& a, const Measurement& b) {

@@ -29,10 +29,10 @@
 //
 // Exit status: 0 when every case ran, 1 when a case failed or the JSON file
 // could not be written, 2 for bad flags or unknown workload/case names.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -56,7 +56,8 @@ constexpr double kShortRunSeconds = 0.01;
 
 std::string joinInts(const std::vector<int>& v) {
     std::string out;
-    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    for (int x : v)
+        out += (out.empty() ? "" : ",") + std::to_string(x);
     return out;
 }
 
@@ -64,7 +65,8 @@ void printHeader(const MachineInfo& info, const BenchConfig& config) {
     fmt::print("mvkv-bench {}\n", MVKV_VERSION);
     fmt::print("Date:       {}\n", info.date);
     fmt::print("CPU:        {} * {}\n", info.cpus, info.cpuModel);
-    if (!info.cpuCache.empty()) fmt::print("CPUCache:   {}\n", info.cpuCache);
+    if (!info.cpuCache.empty())
+        fmt::print("CPUCache:   {}\n", info.cpuCache);
     fmt::print("Kernel:     {}\n", info.kernel);
     if (info.loadAverage >= 0) {
         fmt::print("Load:       {:.2f} (1 min average), {:.2f} CPUs busy just before the run\n",
@@ -79,7 +81,8 @@ void printHeader(const MachineInfo& info, const BenchConfig& config) {
     fmt::print("Run:        threads {}, {} per case, repeat {}{}\n", joinInts(config.threads),
                limit, config.repeat, config.repeat > 1 ? " (median)" : "");
     int maxThreads = config.threads.empty() ? 1 : config.threads.back();
-    for (const std::string& w : runWarnings(info, maxThreads)) fmt::print("{}\n", w);
+    for (const std::string& w : runWarnings(info, maxThreads))
+        fmt::print("{}\n", w);
     fmt::print("{}\n", std::string(72, '-'));
 }
 
@@ -113,8 +116,7 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--cases", config.cases, "Only these cases, comma-separated (default: all)")
         ->delimiter(',');
-    app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")
-        ->type_name("FILE");
+    app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
     try {
         app.parse(argc, argv);
@@ -126,7 +128,8 @@ int run(int argc, char** argv) {
     if (list) {
         for (const Workload& w : registry.all()) {
             std::string cases;
-            for (const std::string& c : w.caseNames) cases += (cases.empty() ? "" : ",") + c;
+            for (const std::string& c : w.caseNames)
+                cases += (cases.empty() ? "" : ",") + c;
             fmt::print("{:<12} {}\n{:<12} cases: {}\n", w.name, w.description, "", cases);
         }
         return 0;
@@ -134,25 +137,28 @@ int run(int argc, char** argv) {
 
     std::vector<const Workload*> selected;
     if (workloadNames.empty()) {
-        for (const Workload& w : registry.all()) selected.push_back(&w);
+        for (const Workload& w : registry.all())
+            selected.push_back(&w);
     }
     for (const std::string& name : workloadNames) {
         const Workload* w = registry.find(name);
         if (w == nullptr) {
             std::string known;
-            for (const Workload& k : registry.all()) known += (known.empty() ? "" : ", ") + k.name;
+            for (const Workload& k : registry.all())
+                known += (known.empty() ? "" : ", ") + k.name;
             fmt::print(stderr, "mvkv-bench: unknown workload '{}' (known: {})\n", name, known);
             return 2;
         }
-        if (std::find(selected.begin(), selected.end(), w) == selected.end()) selected.push_back(w);
+        if (std::find(selected.begin(), selected.end(), w) == selected.end())
+            selected.push_back(w);
     }
     for (const std::string& c : config.cases) {
         bool known = std::any_of(selected.begin(), selected.end(), [&](const Workload* w) {
             return std::find(w->caseNames.begin(), w->caseNames.end(), c) != w->caseNames.end();
         });
         if (!known) {
-            fmt::print(stderr,
-                       "mvkv-bench: no selected workload has a case '{}' (see --list)\n", c);
+            fmt::print(stderr, "mvkv-bench: no selected workload has a case '{}' (see --list)\n",
+                       c);
             return 2;
         }
     }
@@ -177,7 +183,8 @@ int run(int argc, char** argv) {
     nlohmann::ordered_json notes = nlohmann::ordered_json::object();
     bool failed = false;
     for (const Workload* w : selected) {
-        if (isatty(STDERR_FILENO)) fmt::print(stderr, "running {}...\n", w->name);
+        if (isatty(STDERR_FILENO))
+            fmt::print(stderr, "running {}...\n", w->name);
         std::fflush(stdout);
         WorkloadResult r = w->run(config);
         fmt::print("{}: {}\n", w->name, w->description);
@@ -186,16 +193,17 @@ int run(int argc, char** argv) {
             results.push_back(toJson(row));
             if (!row.error.empty()) {
                 failed = true;
-                fmt::print("  FAILED {} ({} threads): {}\n", row.caseName, row.threads,
-                           row.error);
+                fmt::print("  FAILED {} ({} threads): {}\n", row.caseName, row.threads, row.error);
             }
         }
-        for (const std::string& n : r.notes) fmt::print("  {}\n", n);
+        for (const std::string& n : r.notes)
+            fmt::print("  {}\n", n);
         for (const ResultRow& row : r.rows) {
             if (row.error.empty() && row.seconds < kShortRunSeconds) {
-                fmt::print("  WARNING: {} ({} threads) ran for only {:.3f} ms: too short to mean "
-                           "much, raise --ops or --duration\n",
-                           row.caseName, row.threads, row.seconds * 1e3);
+                fmt::print(
+                    "  WARNING: {} ({} threads) ran for only {:.3f} ms: too short to mean "
+                    "much, raise --ops or --duration\n",
+                    row.caseName, row.threads, row.seconds * 1e3);
             }
         }
         notes[w->name] = r.notes;
@@ -231,4 +239,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace mvkv::bench
 
-int main(int argc, char** argv) { return mvkv::bench::run(argc, argv); }
+int main(int argc, char** argv) {
+    return mvkv::bench::run(argc, argv);
+}

@@ -4,10 +4,9 @@
 #pragma once
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/workload.h"
 
@@ -15,14 +14,14 @@ namespace mvkv::bench {
 
 /// A text table: columns sized to their widest cell, numbers right-aligned.
 class TextTable {
-public:
+  public:
     enum class Align { kLeft, kRight };
     void addColumn(std::string header, Align align);
     /// Cells beyond the column count are dropped; missing ones print empty.
     void addRow(std::vector<std::string> cells);
     void print(std::FILE* out, const std::string& indent = "  ") const;
 
-private:
+  private:
     struct Column {
         std::string header;
         Align align;

@@ -33,9 +33,11 @@ bool readCpuJiffies(uint64_t& busy, uint64_t& total) {
     std::ifstream stat("/proc/stat");
     std::string cpu;
     uint64_t v[8] = {};
-    if (!(stat >> cpu) || cpu != "cpu") return false;
+    if (!(stat >> cpu) || cpu != "cpu")
+        return false;
     for (uint64_t& x : v) {
-        if (!(stat >> x)) return false;
+        if (!(stat >> x))
+            return false;
     }
     // user nice system idle iowait irq softirq steal
     total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
@@ -52,7 +54,8 @@ MachineInfo collectMachineInfo(int busySampleMs) {
     int processors = 0;
     while (std::getline(cpuinfo, line)) {
         size_t colon = line.find(':');
-        if (colon == std::string::npos) continue;
+        if (colon == std::string::npos)
+            continue;
         std::string key = trim(line.substr(0, colon));
         std::string value = trim(line.substr(colon + 1));
         if (key == "processor") {
@@ -63,7 +66,8 @@ MachineInfo collectMachineInfo(int busySampleMs) {
             info.cpuCache = value;
         }
     }
-    if (info.cpuModel.empty()) info.cpuModel = "unknown";
+    if (info.cpuModel.empty())
+        info.cpuModel = "unknown";
     info.cpus = processors > 0 ? processors : int(std::thread::hardware_concurrency());
 
     struct utsname u {};
@@ -81,7 +85,8 @@ MachineInfo collectMachineInfo(int busySampleMs) {
 #endif
     std::ifstream loadavg("/proc/loadavg");
     double load = 0;
-    if (loadavg >> load) info.loadAverage = load;
+    if (loadavg >> load)
+        info.loadAverage = load;
 
     uint64_t busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
     if (busySampleMs > 0 && readCpuJiffies(busy0, total0)) {
@@ -92,10 +97,11 @@ MachineInfo collectMachineInfo(int busySampleMs) {
     }
 
     std::time_t now = std::time(nullptr);
-    std::tm tm {};
+    std::tm tm{};
     localtime_r(&now, &tm);
     char buf[64];
-    if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm) > 0) info.date = buf;
+    if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm) > 0)
+        info.date = buf;
     return info;
 }
 
@@ -107,7 +113,8 @@ std::vector<std::string> runWarnings(const MachineInfo& info, int maxThreads) {
             "(meson setup <dir> --buildtype=release)");
     }
     if (info.assertions) {
-        out.push_back("WARNING: assertions are enabled (NDEBUG not defined); numbers are pessimistic");
+        out.push_back(
+            "WARNING: assertions are enabled (NDEBUG not defined); numbers are pessimistic");
     }
     // Anything else running steals CPU time from the timed threads.
     if (info.busyCpus >= 0.25) {
@@ -117,18 +124,19 @@ std::vector<std::string> runWarnings(const MachineInfo& info, int maxThreads) {
             info.busyCpus, info.cpus));
     }
     if (info.cpus > 0 && maxThreads > info.cpus) {
-        out.push_back(fmt::format(
-            "WARNING: {} threads on {} CPUs: threads share CPUs, scaling figures are not meaningful",
-            maxThreads, info.cpus));
+        out.push_back(
+            fmt::format("WARNING: {} threads on {} CPUs: threads share CPUs, scaling figures are "
+                        "not meaningful",
+                        maxThreads, info.cpus));
     }
     return out;
 }
 
 nlohmann::ordered_json toJson(const MachineInfo& info) {
-    return {{"cpu_model", info.cpuModel}, {"cpus", info.cpus},
-            {"cpu_cache", info.cpuCache}, {"kernel", info.kernel},
-            {"compiler", info.compiler},  {"optimized", info.optimized},
-            {"assertions", info.assertions}, {"date", info.date},
+    return {{"cpu_model", info.cpuModel},       {"cpus", info.cpus},
+            {"cpu_cache", info.cpuCache},       {"kernel", info.kernel},
+            {"compiler", info.compiler},        {"optimized", info.optimized},
+            {"assertions", info.assertions},    {"date", info.date},
             {"load_average", info.loadAverage}, {"busy_cpus", info.busyCpus}};
 }
 

@@ -3,18 +3,17 @@
 #pragma once
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace mvkv::bench {
 
 struct MachineInfo {
-    std::string cpuModel;   // /proc/cpuinfo "model name" (or "unknown")
-    int cpus = 0;           // logical CPUs ("processor" entries / hardware_concurrency)
-    std::string cpuCache;   // /proc/cpuinfo "cache size", may be empty
-    std::string kernel;     // uname: sysname release machine
+    std::string cpuModel;  // /proc/cpuinfo "model name" (or "unknown")
+    int cpus = 0;          // logical CPUs ("processor" entries / hardware_concurrency)
+    std::string cpuCache;  // /proc/cpuinfo "cache size", may be empty
+    std::string kernel;    // uname: sysname release machine
     std::string compiler;
     bool optimized = false;   // __OPTIMIZE__ when this file was compiled
     bool assertions = false;  // !NDEBUG

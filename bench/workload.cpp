@@ -22,13 +22,15 @@ void ResultRow::setMetric(std::string name, double value, std::string unit) {
 
 std::optional<double> ResultRow::metric(std::string_view name) const {
     for (const Metric& m : metrics) {
-        if (m.name == name) return m.value;
+        if (m.name == name)
+            return m.value;
     }
     return std::nullopt;
 }
 
 void WorkloadRegistry::add(Workload workload) {
-    if (workload.name.empty()) throw std::invalid_argument("workload without a name");
+    if (workload.name.empty())
+        throw std::invalid_argument("workload without a name");
     if (find(workload.name) != nullptr) {
         throw std::invalid_argument("workload '" + workload.name + "' registered twice");
     }
@@ -37,7 +39,8 @@ void WorkloadRegistry::add(Workload workload) {
 
 const Workload* WorkloadRegistry::find(std::string_view name) const {
     for (const Workload& w : workloads_) {
-        if (w.name == name) return &w;
+        if (w.name == name)
+            return &w;
     }
     return nullptr;
 }
@@ -45,7 +48,8 @@ const Workload* WorkloadRegistry::find(std::string_view name) const {
 const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view caseName,
                          int threads) {
     for (const ResultRow& r : rows) {
-        if (r.caseName == caseName && r.threads == threads && r.error.empty()) return &r;
+        if (r.caseName == caseName && r.threads == threads && r.error.empty())
+            return &r;
     }
     return nullptr;
 }
@@ -54,16 +58,19 @@ void addRatioToBaseline(std::vector<ResultRow>& rows, std::string_view baselineC
                         const std::string& name) {
     for (ResultRow& r : rows) {
         const ResultRow* base = findRow(rows, baselineCase, r.threads);
-        if (base == nullptr || base->nsPerOp <= 0 || !r.error.empty()) continue;
+        if (base == nullptr || base->nsPerOp <= 0 || !r.error.empty())
+            continue;
         r.setMetric(name, r.nsPerOp / base->nsPerOp, "x");
     }
 }
 
 void addScaling(std::vector<ResultRow>& rows, const std::string& name) {
     for (ResultRow& r : rows) {
-        if (r.threads <= 1 || !r.error.empty()) continue;
+        if (r.threads <= 1 || !r.error.empty())
+            continue;
         const ResultRow* one = findRow(rows, r.caseName, 1);
-        if (one == nullptr || one->opsPerSec <= 0) continue;
+        if (one == nullptr || one->opsPerSec <= 0)
+            continue;
         r.setMetric(name, r.opsPerSec / one->opsPerSec, "x");
     }
 }

@@ -51,13 +51,13 @@ struct ResultRow {
     std::string workload;
     std::string caseName;
     int threads = 1;
-    uint64_t ops = 0;         // total over all threads
-    double seconds = 0;       // wall time: first thread started to last thread finished
-    double opsPerSec = 0;     // ops / seconds (all threads together)
-    double nsPerOp = 0;       // per thread: mean over threads of elapsed / own ops
-    double cpuPercent = -1;   // thread CPU time / thread wall time (-1: not measured)
+    uint64_t ops = 0;        // total over all threads
+    double seconds = 0;      // wall time: first thread started to last thread finished
+    double opsPerSec = 0;    // ops / seconds (all threads together)
+    double nsPerOp = 0;      // per thread: mean over threads of elapsed / own ops
+    double cpuPercent = -1;  // thread CPU time / thread wall time (-1: not measured)
     std::vector<Metric> metrics;
-    std::string error;        // non-empty: the case failed; the numbers are not valid
+    std::string error;  // non-empty: the case failed; the numbers are not valid
 
     void setMetric(std::string name, double value, std::string unit = {});
     std::optional<double> metric(std::string_view name) const;
@@ -78,14 +78,14 @@ struct Workload {
 };
 
 class WorkloadRegistry {
-public:
+  public:
     /// Throws std::invalid_argument on an empty or duplicate name.
     void add(Workload workload);
     const Workload* find(std::string_view name) const;
     /// In registration order.
     const std::vector<Workload>& all() const { return workloads_; }
 
-private:
+  private:
     std::vector<Workload> workloads_;
 };
 

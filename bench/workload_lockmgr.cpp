@@ -42,8 +42,8 @@ namespace mvkv::bench {
 namespace {
 
 using lockmgr::AutoGetCollection;
-using lockmgr::LockGrantNotification;
 using lockmgr::Locker;
+using lockmgr::LockGrantNotification;
 using lockmgr::LockManager;
 using lockmgr::LockMode;
 using lockmgr::LockRequest;
@@ -88,8 +88,7 @@ Measurement runLockManagerIs(const BenchConfig& config, int threads) {
             return [&manager, id, notification = std::move(notification),
                     request = std::move(request)] {
                 request->partitioned = true;  // as Locker does for intent modes
-                if (manager.lock(id, request.get(), LockMode::kIS, kNamespace) !=
-                    LockResult::kOk) {
+                if (manager.lock(id, request.get(), LockMode::kIS, kNamespace) != LockResult::kOk) {
                     throw std::runtime_error("LockManager::lock(IS) was not granted at once");
                 }
                 manager.unlock(request.get());  // resets the request to kNew
@@ -100,14 +99,16 @@ Measurement runLockManagerIs(const BenchConfig& config, int threads) {
 
 Measurement runAutoGetCachedNs(const BenchConfig& config, int threads) {
     auto ns = lockmgr::LockNamespace::parse(kNamespace);
-    if (!ns.ok()) throw std::runtime_error(ns.status().toString());
+    if (!ns.ok())
+        throw std::runtime_error(ns.status().toString());
     return repeatRuns(config.repeat, [&] {
         LockManager manager;
         return runParallel(threads, limitsFor(config), [&](int) {
             auto locker = std::make_unique<Locker>(manager);
             return [locker = std::move(locker), &ns] {
                 AutoGetCollection coll(*locker, ns.value(), LockMode::kIS);
-                if (!coll.isLocked()) throw std::runtime_error(coll.status().toString());
+                if (!coll.isLocked())
+                    throw std::runtime_error(coll.status().toString());
             };
         });
     });
@@ -120,7 +121,8 @@ Measurement runAutoGet(const BenchConfig& config, int threads, LockMode mode) {
             auto locker = std::make_unique<Locker>(manager);
             return [locker = std::move(locker), mode] {
                 AutoGetCollection coll(*locker, kNamespace, mode);
-                if (!coll.isLocked()) throw std::runtime_error(coll.status().toString());
+                if (!coll.isLocked())
+                    throw std::runtime_error(coll.status().toString());
             };
         });
     });
@@ -149,13 +151,14 @@ std::vector<std::string> targetNotes(const std::vector<ResultRow>& rows) {
             ratio, kTargetIsRatio, ratio <= kTargetIsRatio ? "met" : "NOT met"));
     }
     for (const ResultRow& r : rows) {
-        if (r.caseName != "autoget_ix" || r.threads <= 1 || !r.metric("scaling")) continue;
+        if (r.caseName != "autoget_ix" || r.threads <= 1 || !r.metric("scaling"))
+            continue;
         double s = *r.metric("scaling");
         const char* verdict = s >= 1.5 ? "scales" : s >= 1.0 ? "scales weakly" : "collapses";
-        notes.push_back(fmt::format(
-            "target: autoget_ix at {} threads gives {:.2f}x the 1-thread throughput "
-            "(ideal {}.00x): {}",
-            r.threads, s, r.threads, verdict));
+        notes.push_back(
+            fmt::format("target: autoget_ix at {} threads gives {:.2f}x the 1-thread throughput "
+                        "(ideal {}.00x): {}",
+                        r.threads, s, r.threads, verdict));
     }
     return notes;
 }
@@ -164,7 +167,8 @@ WorkloadResult runLockmgr(const BenchConfig& config) {
     WorkloadResult result;
     for (int threads : config.threads) {
         for (const Case& c : kCases) {
-            if (!config.wantCase(c.name)) continue;
+            if (!config.wantCase(c.name))
+                continue;
             Measurement m = c.run(config, threads);
             ResultRow row;
             row.workload = std::string(kWorkload);
@@ -190,9 +194,11 @@ WorkloadResult runLockmgr(const BenchConfig& config) {
 void registerLockmgrWorkload(WorkloadRegistry& registry) {
     Workload w;
     w.name = std::string(kWorkload);
-    w.description = "lock+unlock pairs/s: std::mutex baseline, raw LockManager IS, "
-                    "AutoGetCollection IS/IX/X";
-    for (const Case& c : kCases) w.caseNames.emplace_back(c.name);
+    w.description =
+        "lock+unlock pairs/s: std::mutex baseline, raw LockManager IS, "
+        "AutoGetCollection IS/IX/X";
+    for (const Case& c : kCases)
+        w.caseNames.emplace_back(c.name);
     w.run = runLockmgr;
     registry.add(std::move(w));
 }

@@ -15,13 +15,16 @@ std::string LockHead::checkInvariants() {
                                resourceId.toString(), r->lockerId, int(r->status));
         }
         ++g[size_t(r->mode)];
-        if (r->status == LockRequest::Status::kConverting) ++conv[size_t(r->convertMode)];
-        if (r->compatibleFirst) ++compatFirst;
+        if (r->status == LockRequest::Status::kConverting)
+            ++conv[size_t(r->convertMode)];
+        if (r->compatibleFirst)
+            ++compatFirst;
         for (const LockRequest* o = r->next; o; o = o->next) {
             if (conflicts(r->mode, modeMask(o->mode))) {
-                return fmt::format("{}: granted {} (locker {}) conflicts with granted {} (locker {})",
-                                   resourceId.toString(), modeName(r->mode), r->lockerId,
-                                   modeName(o->mode), o->lockerId);
+                return fmt::format(
+                    "{}: granted {} (locker {}) conflicts with granted {} (locker {})",
+                    resourceId.toString(), modeName(r->mode), r->lockerId, modeName(o->mode),
+                    o->lockerId);
             }
         }
     }
@@ -62,9 +65,8 @@ std::string LockHead::checkInvariants() {
         return fmt::format("{}: compatibleFirstCount {} but {} granted", resourceId.toString(),
                            compatibleFirstCount, compatFirst);
     }
-    if (openSlots != 0 &&
-        ((grantedModes & (modeMask(LockMode::kS) | modeMask(LockMode::kX))) || !conflict.empty() ||
-         conversionsCount != 0)) {
+    if (openSlots != 0 && ((grantedModes & (modeMask(LockMode::kS) | modeMask(LockMode::kX))) ||
+                           !conflict.empty() || conversionsCount != 0)) {
         return fmt::format("{}: partitioned while S/X granted, requests queued or converting",
                            resourceId.toString());
     }

@@ -37,8 +37,8 @@ inline constexpr size_t kNumLockPartitions = 16;
 /// lockers in different partitions share nothing.
 struct alignas(64) LockPartitionSlot {
     SpinLatch latch;
-    bool open = false;         // GUARDED_BY(latch): the fast path may add here
-    LockRequestList granted;   // GUARDED_BY(latch)
+    bool open = false;        // GUARDED_BY(latch): the fast path may add here
+    LockRequestList granted;  // GUARDED_BY(latch)
 };
 
 struct LockHead {
@@ -67,24 +67,30 @@ struct LockHead {
     LockHead* nextInBucket = nullptr;  // immutable once the head is published
 
     void incGranted(LockMode m) {
-        if (grantedCounts[size_t(m)]++ == 0) grantedModes |= modeMask(m);
+        if (grantedCounts[size_t(m)]++ == 0)
+            grantedModes |= modeMask(m);
     }
     void decGranted(LockMode m) {
-        if (--grantedCounts[size_t(m)] == 0) grantedModes &= ~modeMask(m);
+        if (--grantedCounts[size_t(m)] == 0)
+            grantedModes &= ~modeMask(m);
     }
     void incConflict(LockMode m) {
-        if (conflictCounts[size_t(m)]++ == 0) conflictModes |= modeMask(m);
+        if (conflictCounts[size_t(m)]++ == 0)
+            conflictModes |= modeMask(m);
     }
     void decConflict(LockMode m) {
-        if (--conflictCounts[size_t(m)] == 0) conflictModes &= ~modeMask(m);
+        if (--conflictCounts[size_t(m)] == 0)
+            conflictModes &= ~modeMask(m);
     }
     void incConverting(LockMode m) {
         ++conversionsCount;
-        if (convertingCounts[size_t(m)]++ == 0) convertingModes |= modeMask(m);
+        if (convertingCounts[size_t(m)]++ == 0)
+            convertingModes |= modeMask(m);
     }
     void decConverting(LockMode m) {
         --conversionsCount;
-        if (--convertingCounts[size_t(m)] == 0) convertingModes &= ~modeMask(m);
+        if (--convertingCounts[size_t(m)] == 0)
+            convertingModes &= ~modeMask(m);
     }
 
     /// Granted modes of everyone but `r` (r must be in `granted`).
@@ -92,7 +98,6 @@ struct LockHead {
         return grantedCounts[size_t(r->mode)] == 1 ? grantedModes & ~modeMask(r->mode)
                                                    : grantedModes;
     }
-
 
     /// Returns an empty string when invariants 1-6 hold, else what is wrong.
     /// Requires the bucket mutex.

@@ -45,7 +45,8 @@ LockManager::Bucket& LockManager::bucketFor(ResourceId id) const {
 LockHead* LockManager::findHead(ResourceId id) const {
     for (LockHead* h = bucketFor(id).chain.load(std::memory_order_acquire); h != nullptr;
          h = h->nextInBucket) {
-        if (h->resourceId == id) return h;
+        if (h->resourceId == id)
+            return h;
     }
     return nullptr;
 }
@@ -74,13 +75,15 @@ LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::
 
     Bucket& b = bucketFor(id);
     std::lock_guard<std::mutex> g(b.mutex);
-    if (head == nullptr) head = findHead(id);  // another thread may have made it
+    if (head == nullptr)
+        head = findHead(id);  // another thread may have made it
     if (head == nullptr) {
         head = new LockHead(id);
         head->nextInBucket = b.chain.load(std::memory_order_relaxed);
         b.chain.store(head, std::memory_order_release);
     }
-    if (head->name.empty() && !name.empty()) head->name = name;
+    if (head->name.empty() && !name.empty())
+        head->name = name;
 
     // Open our slot (or join it) when only intent modes are around.
     if (r->partitioned && (head->grantedModes & ~kIntentModes) == 0 && head->conflict.empty() &&
@@ -97,7 +100,8 @@ LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::
     }
 
     r->partitioned = false;
-    if (head->openSlots != 0) migratePartitioned(head);
+    if (head->openSlots != 0)
+        migratePartitioned(head);
     return newRequest(head, r);
 }
 
@@ -107,9 +111,9 @@ LockResult LockManager::newRequest(LockHead* head, LockRequest* r) {
     // granted modes and pending conversions: were it queued, it would be first
     // in line and nothing would be left to wake it.
     uint32_t queued = r->enqueueAtFront ? 0 : head->conflictModes;
-    bool blocked = conflicts(r->mode, head->grantedModes) ||
-                   (head->compatibleFirstCount == 0 &&
-                    conflicts(r->mode, queued | head->convertingModes));
+    bool blocked =
+        conflicts(r->mode, head->grantedModes) ||
+        (head->compatibleFirstCount == 0 && conflicts(r->mode, queued | head->convertingModes));
     if (blocked) {
         r->status = Status::kWaiting;
         if (r->enqueueAtFront) {
@@ -132,7 +136,8 @@ LockResult LockManager::newRequest(LockHead* head, LockRequest* r) {
     r->status = Status::kGranted;
     head->granted.pushBack(r);
     head->incGranted(r->mode);
-    if (r->compatibleFirst) ++head->compatibleFirstCount;
+    if (r->compatibleFirst)
+        ++head->compatibleFirstCount;
     return LockResult::kOk;
 }
 
@@ -140,7 +145,8 @@ LockResult LockManager::convert(LockRequest* r, LockMode newMode) {
     LockHead* head = r->lock;
     std::lock_guard<std::mutex> g(bucketFor(r->resourceId).mutex);
     // The request may sit in a slot; conversions need the LockHead's lists.
-    if (head->openSlots != 0) migratePartitioned(head);
+    if (head->openSlots != 0)
+        migratePartitioned(head);
     assert(r->status == Status::kGranted && r->lock == head);
 
     if (!conflicts(newMode, head->grantedModesExcept(r))) {
@@ -181,7 +187,8 @@ void LockManager::unlock(LockRequest* r) {
         case Status::kGranted:
             head->granted.remove(r);
             head->decGranted(r->mode);
-            if (r->compatibleFirst) --head->compatibleFirstCount;
+            if (r->compatibleFirst)
+                --head->compatibleFirstCount;
             break;
         case Status::kWaiting:
             head->conflict.remove(r);
@@ -227,7 +234,8 @@ LockResult LockManager::cancelWait(LockRequest* r) {
     std::lock_guard<std::mutex> g(b.mutex);
     LockHead* head = r->lock;
     switch (r->status) {
-        case Status::kGranted: return LockResult::kOk;  // the grant won the race
+        case Status::kGranted:
+            return LockResult::kOk;  // the grant won the race
         case Status::kWaiting:
             head->conflict.remove(r);
             head->decConflict(r->mode);
@@ -240,7 +248,8 @@ LockResult LockManager::cancelWait(LockRequest* r) {
             r->convertMode = LockMode::kNone;
             r->status = Status::kGranted;
             break;
-        case Status::kNew: return LockResult::kWaiting;
+        case Status::kNew:
+            return LockResult::kWaiting;
     }
     // A withdrawn waiter or conversion may have held back requests behind it.
     grantWaiters(head);
@@ -249,7 +258,8 @@ LockResult LockManager::cancelWait(LockRequest* r) {
 
 void LockManager::migratePartitioned(LockHead* head) {
     for (size_t p = 0; p < kNumPartitions; ++p) {
-        if (((head->openSlots >> p) & 1u) == 0) continue;
+        if (((head->openSlots >> p) & 1u) == 0)
+            continue;
         LockPartitionSlot& slot = head->slots[p];
         std::lock_guard<SpinLatch> g(slot.latch);
         while (LockRequest* r = slot.granted.front()) {
@@ -267,8 +277,10 @@ void LockManager::grantWaiters(LockHead* head) {
     // Conversions first: they wait only for the other granted modes.
     if (head->conversionsCount > 0) {
         for (LockRequest* r = head->granted.front(); r; r = r->next) {
-            if (r->status != Status::kConverting) continue;
-            if (conflicts(r->convertMode, head->grantedModesExcept(r))) continue;
+            if (r->status != Status::kConverting)
+                continue;
+            if (conflicts(r->convertMode, head->grantedModesExcept(r)))
+                continue;
             head->decGranted(r->mode);
             head->incGranted(r->convertMode);
             head->decConverting(r->convertMode);
@@ -289,14 +301,16 @@ void LockManager::grantWaiters(LockHead* head) {
         if (!grantable) {
             ahead |= modeMask(r->mode);
             // Nothing can pass a waiting X unless compatibleFirst is in force.
-            if (head->compatibleFirstCount == 0 && (ahead & modeMask(LockMode::kX))) break;
+            if (head->compatibleFirstCount == 0 && (ahead & modeMask(LockMode::kX)))
+                break;
             continue;
         }
         head->conflict.remove(r);
         head->decConflict(r->mode);
         head->granted.pushBack(r);
         head->incGranted(r->mode);
-        if (r->compatibleFirst) ++head->compatibleFirstCount;
+        if (r->compatibleFirst)
+            ++head->compatibleFirstCount;
         r->status = Status::kGranted;
         r->notify->notify(LockResult::kOk);
     }
@@ -318,19 +332,22 @@ void LockManager::unregisterWait(LockerId locker) {
 std::optional<std::pair<ResourceId, LockMode>> LockManager::waitOf(LockerId locker) const {
     std::lock_guard<std::mutex> g(waitsMutex_);
     auto it = waits_.find(locker);
-    if (it == waits_.end()) return std::nullopt;
+    if (it == waits_.end())
+        return std::nullopt;
     return it->second;
 }
 
 std::vector<LockManager::Blocker> LockManager::blockersOf(LockerId locker, ResourceId id) const {
     std::vector<Blocker> out;
     const LockHead* head = findHead(id);
-    if (head == nullptr) return out;
+    if (head == nullptr)
+        return out;
     std::lock_guard<std::mutex> g(bucketFor(id).mutex);
 
     // A pending conversion waits for the other granted requests only.
     for (const LockRequest* r = head->granted.front(); r; r = r->next) {
-        if (r->lockerId != locker || r->status != Status::kConverting) continue;
+        if (r->lockerId != locker || r->status != Status::kConverting)
+            continue;
         for (const LockRequest* o = head->granted.front(); o; o = o->next) {
             if (o != r && conflicts(r->convertMode, modeMask(o->mode))) {
                 out.push_back({o->lockerId, o->mode});
@@ -341,16 +358,19 @@ std::vector<LockManager::Blocker> LockManager::blockersOf(LockerId locker, Resou
     // A queued request waits for conflicting grants, for pending conversions
     // to conflicting modes, and (FIFO) for conflicting requests ahead of it.
     for (const LockRequest* w = head->conflict.front(); w; w = w->next) {
-        if (w->lockerId != locker) continue;
+        if (w->lockerId != locker)
+            continue;
         for (const LockRequest* o = head->granted.front(); o; o = o->next) {
-            bool blocks = conflicts(w->mode, modeMask(o->mode)) ||
-                          (o->status == Status::kConverting &&
-                           conflicts(w->mode, modeMask(o->convertMode)));
-            if (blocks) out.push_back({o->lockerId, o->mode});
+            bool blocks =
+                conflicts(w->mode, modeMask(o->mode)) ||
+                (o->status == Status::kConverting && conflicts(w->mode, modeMask(o->convertMode)));
+            if (blocks)
+                out.push_back({o->lockerId, o->mode});
         }
         if (head->compatibleFirstCount == 0) {
             for (const LockRequest* a = head->conflict.front(); a != w; a = a->next) {
-                if (conflicts(w->mode, modeMask(a->mode))) out.push_back({a->lockerId, a->mode});
+                if (conflicts(w->mode, modeMask(a->mode)))
+                    out.push_back({a->lockerId, a->mode});
             }
         }
         return out;
@@ -359,14 +379,16 @@ std::vector<LockManager::Blocker> LockManager::blockersOf(LockerId locker, Resou
 }
 
 bool LockManager::searchCycle(LockerId requester, LockerId current, int depth,
-                              std::vector<LockerId>& path,
-                              std::vector<LockerId>& visited) const {
+                              std::vector<LockerId>& path, std::vector<LockerId>& visited) const {
     auto wait = waitOf(current);
-    if (!wait) return false;
+    if (!wait)
+        return false;
     path.push_back(current);
     for (const Blocker& blocker : blockersOf(current, wait->first)) {
-        if (blocker.locker == requester) return true;
-        if (std::find(visited.begin(), visited.end(), blocker.locker) != visited.end()) continue;
+        if (blocker.locker == requester)
+            return true;
+        if (std::find(visited.begin(), visited.end(), blocker.locker) != visited.end())
+            continue;
         visited.push_back(blocker.locker);
         if (depth + 1 < options_.deadlockMaxDepth &&
             searchCycle(requester, blocker.locker, depth + 1, path, visited)) {
@@ -380,7 +402,8 @@ bool LockManager::searchCycle(LockerId requester, LockerId current, int depth,
 std::optional<DeadlockRecord> LockManager::findCycle(LockerId requester, ResourceId id) const {
     std::vector<LockerId> path;
     std::vector<LockerId> visited{requester};
-    if (!searchCycle(requester, requester, 0, path, visited)) return std::nullopt;
+    if (!searchCycle(requester, requester, 0, path, visited))
+        return std::nullopt;
 
     // The graph was read one resource at a time; re-check every edge so a
     // state that changed under the walk is not taken for a deadlock. Edges of
@@ -392,11 +415,13 @@ std::optional<DeadlockRecord> LockManager::findCycle(LockerId requester, Resourc
         LockerId waiter = path[i];
         LockerId blockedBy = path[(i + 1) % path.size()];
         auto wait = waitOf(waiter);
-        if (!wait || (i == 0 && !(wait->first == id))) return std::nullopt;
+        if (!wait || (i == 0 && !(wait->first == id)))
+            return std::nullopt;
         auto blockers = blockersOf(waiter, wait->first);
         bool still = std::any_of(blockers.begin(), blockers.end(),
                                  [&](const Blocker& b) { return b.locker == blockedBy; });
-        if (!still) return std::nullopt;
+        if (!still)
+            return std::nullopt;
         record.cycle.push_back({waiter, wait->first, resourceName(wait->first), wait->second});
     }
     return record;
@@ -406,16 +431,19 @@ std::optional<DeadlockRecord> LockManager::refuseIfDeadlocked(LockerId requester
                                                               LockRequest* request) {
     std::lock_guard<std::mutex> detector(detectorMutex_);
     std::optional<DeadlockRecord> record = findCycle(requester, id);
-    if (!record) return std::nullopt;
+    if (!record)
+        return std::nullopt;
     // A member of the cycle may have timed out or been interrupted since the
     // check, and the grant may have reached us: then there is nothing to refuse.
-    if (cancelWait(request) == LockResult::kOk) return std::nullopt;
+    if (cancelWait(request) == LockResult::kOk)
+        return std::nullopt;
     unregisterWait(requester);
 
     deadlocksDetected_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> g(deadlockMutex_);
     deadlocks_.push_back(*record);
-    while (deadlocks_.size() > options_.deadlockRingSize) deadlocks_.pop_front();
+    while (deadlocks_.size() > options_.deadlockRingSize)
+        deadlocks_.pop_front();
     return record;
 }
 
@@ -448,7 +476,8 @@ void LockManager::fillInfo(LockHead& head, LockHeadInfo& info) {
         info.waiting.push_back({r->lockerId, r->mode, LockMode::kNone, false});
     }
     for (size_t p = 0; p < kNumPartitions; ++p) {
-        if (((head.openSlots >> p) & 1u) == 0) continue;
+        if (((head.openSlots >> p) & 1u) == 0)
+            continue;
         std::lock_guard<SpinLatch> g(head.slots[p].latch);
         for (const LockRequest* r = head.slots[p].granted.front(); r; r = r->next) {
             info.granted.push_back({r->lockerId, r->mode, LockMode::kNone, true});
@@ -464,7 +493,8 @@ std::vector<LockHeadInfo> LockManager::dump() const {
              head = head->nextInBucket) {
             LockHeadInfo info;
             fillInfo(*head, info);
-            if (!info.granted.empty() || !info.waiting.empty()) out.push_back(std::move(info));
+            if (!info.granted.empty() || !info.waiting.empty())
+                out.push_back(std::move(info));
         }
     }
     return out;
@@ -484,7 +514,8 @@ std::vector<LockHeadInfo> LockManager::dumpLocker(LockerId locker) const {
 
 std::string LockManager::resourceName(ResourceId id) const {
     LockHead* head = findHead(id);
-    if (head == nullptr) return id.toString();
+    if (head == nullptr)
+        return id.toString();
     std::lock_guard<std::mutex> g(bucketFor(id).mutex);  // name may be set late
     return head->name.empty() ? id.toString() : head->name;
 }
@@ -506,7 +537,8 @@ std::string LockManager::checkInvariants() const {
         for (LockHead* head = buckets_[i].chain.load(std::memory_order_acquire); head;
              head = head->nextInBucket) {
             std::string err = head->checkInvariants();
-            if (!err.empty()) return err;
+            if (!err.empty())
+                return err;
         }
     }
     return {};
@@ -520,8 +552,10 @@ std::string LockManager::serverStatusJson() const {
         {"total", readers + writers}, {"readers", readers}, {"writers", writers}};
     out["locks"] = json::parse(stats_.snapshot().toJson());
     auto ticketDoc = [](const TicketStats& s) {
-        return json{{"out", s.out},           {"available", s.available},
-                    {"totalTickets", s.total}, {"queued", s.queued},
+        return json{{"out", s.out},
+                    {"available", s.available},
+                    {"totalTickets", s.total},
+                    {"queued", s.queued},
                     {"timeouts", s.timeouts}};
     };
     out["tickets"] = {{"policy", ticketPolicyName(tickets_.read().policy())},

@@ -77,7 +77,7 @@ struct DeadlockEdge {
 
 struct DeadlockRecord {
     std::chrono::system_clock::time_point when;
-    LockerId victim = 0;  // the requester whose wait would have closed the cycle
+    LockerId victim = 0;              // the requester whose wait would have closed the cycle
     std::vector<DeadlockEdge> cycle;  // starts with the victim's wait
     std::string toString() const;
 };
@@ -88,7 +88,7 @@ struct LockHeadInfo {
         LockerId locker = 0;
         LockMode mode = LockMode::kNone;
         LockMode convertMode = LockMode::kNone;  // != kNone: waiting to convert
-        bool partitioned = false;  // granted on the fast path
+        bool partitioned = false;                // granted on the fast path
     };
     ResourceId resource;
     std::string name;
@@ -97,7 +97,7 @@ struct LockHeadInfo {
 };
 
 class LockManager {
-public:
+  public:
     static constexpr size_t kNumBuckets = 128;
     static constexpr size_t kNumPartitions = kNumLockPartitions;
 
@@ -173,7 +173,7 @@ public:
     ///  "deadlocks":{...}} as JSON text.
     std::string serverStatusJson() const;
 
-private:
+  private:
     struct Bucket;
     struct Blocker {
         LockerId locker;
@@ -196,15 +196,16 @@ private:
     std::vector<Blocker> blockersOf(LockerId locker, ResourceId id) const;
     std::optional<std::pair<ResourceId, LockMode>> waitOf(LockerId locker) const;
     std::optional<DeadlockRecord> findCycle(LockerId requester, ResourceId id) const;
-    bool searchCycle(LockerId requester, LockerId current, int depth,
-                     std::vector<LockerId>& path, std::vector<LockerId>& visited) const;
+    bool searchCycle(LockerId requester, LockerId current, int depth, std::vector<LockerId>& path,
+                     std::vector<LockerId>& visited) const;
     static void fillInfo(LockHead& head, LockHeadInfo& info);
 
     const LockManagerOptions options_;
     std::unique_ptr<Bucket[]> buckets_;
 
     mutable std::mutex waitsMutex_;
-    std::unordered_map<LockerId, std::pair<ResourceId, LockMode>> waits_;  // GUARDED_BY(waitsMutex_)
+    std::unordered_map<LockerId, std::pair<ResourceId, LockMode>>
+        waits_;  // GUARDED_BY(waitsMutex_)
 
     std::mutex detectorMutex_;  // serialises detect-and-refuse; taken before bucket mutexes
     mutable std::mutex deadlockMutex_;

@@ -19,33 +19,48 @@ static_assert(isModeCovered(LockMode::kS, LockMode::kX));
 
 std::string_view modeName(LockMode m) {
     switch (m) {
-        case LockMode::kNone: return "NONE";
-        case LockMode::kIS: return "IS";
-        case LockMode::kIX: return "IX";
-        case LockMode::kS: return "S";
-        case LockMode::kX: return "X";
+        case LockMode::kNone:
+            return "NONE";
+        case LockMode::kIS:
+            return "IS";
+        case LockMode::kIX:
+            return "IX";
+        case LockMode::kS:
+            return "S";
+        case LockMode::kX:
+            return "X";
     }
     return "INVALID";
 }
 
 std::string_view modeStatsLetter(LockMode m) {
     switch (m) {
-        case LockMode::kIS: return "r";
-        case LockMode::kIX: return "w";
-        case LockMode::kS: return "R";
-        case LockMode::kX: return "W";
-        case LockMode::kNone: break;
+        case LockMode::kIS:
+            return "r";
+        case LockMode::kIX:
+            return "w";
+        case LockMode::kS:
+            return "R";
+        case LockMode::kX:
+            return "W";
+        case LockMode::kNone:
+            break;
     }
     return "?";
 }
 
 std::string_view lockResultName(LockResult r) {
     switch (r) {
-        case LockResult::kOk: return "OK";
-        case LockResult::kWaiting: return "Waiting";
-        case LockResult::kTimeout: return "Timeout";
-        case LockResult::kDeadlock: return "Deadlock";
-        case LockResult::kInterrupted: return "Interrupted";
+        case LockResult::kOk:
+            return "OK";
+        case LockResult::kWaiting:
+            return "Waiting";
+        case LockResult::kTimeout:
+            return "Timeout";
+        case LockResult::kDeadlock:
+            return "Deadlock";
+        case LockResult::kInterrupted:
+            return "Interrupted";
     }
     return "Unknown";
 }

@@ -31,8 +31,12 @@ enum class LockResult : uint8_t {
     kInterrupted,  // the waiting locker was interrupted
 };
 
-constexpr uint32_t modeMask(LockMode m) { return 1u << static_cast<unsigned>(m); }
-constexpr int modeIndex(LockMode m) { return static_cast<int>(m); }
+constexpr uint32_t modeMask(LockMode m) {
+    return 1u << static_cast<unsigned>(m);
+}
+constexpr int modeIndex(LockMode m) {
+    return static_cast<int>(m);
+}
 
 /// True for IS, IX, S, X (not kNone, not an out-of-range value).
 constexpr bool isValidMode(LockMode m) {
@@ -42,10 +46,14 @@ constexpr bool isValidMode(LockMode m) {
 /// Bitmask of the modes that conflict with `m`.
 constexpr uint32_t conflictMask(LockMode m) {
     switch (m) {
-        case LockMode::kNone: return 0;
-        case LockMode::kIS: return modeMask(LockMode::kX);
-        case LockMode::kIX: return modeMask(LockMode::kS) | modeMask(LockMode::kX);
-        case LockMode::kS: return modeMask(LockMode::kIX) | modeMask(LockMode::kX);
+        case LockMode::kNone:
+            return 0;
+        case LockMode::kIS:
+            return modeMask(LockMode::kX);
+        case LockMode::kIX:
+            return modeMask(LockMode::kS) | modeMask(LockMode::kX);
+        case LockMode::kS:
+            return modeMask(LockMode::kIX) | modeMask(LockMode::kX);
         case LockMode::kX:
             return modeMask(LockMode::kIS) | modeMask(LockMode::kIX) | modeMask(LockMode::kS) |
                    modeMask(LockMode::kX);
@@ -54,7 +62,9 @@ constexpr uint32_t conflictMask(LockMode m) {
 }
 
 /// Does requesting `m` conflict with any mode in the set `modes`?
-constexpr bool conflicts(LockMode m, uint32_t modes) { return (conflictMask(m) & modes) != 0; }
+constexpr bool conflicts(LockMode m, uint32_t modes) {
+    return (conflictMask(m) & modes) != 0;
+}
 
 /// Does holding `held` give everything `wanted` asks for? (X covers all; S and
 /// IX cover IS; IX does not cover S nor S cover IX.)
@@ -63,8 +73,12 @@ constexpr bool isModeCovered(LockMode wanted, LockMode held) {
 }
 
 /// IS and S are shared modes (read tickets); IX and X exclusive ones.
-constexpr bool isSharedMode(LockMode m) { return m == LockMode::kIS || m == LockMode::kS; }
-constexpr bool isIntentMode(LockMode m) { return m == LockMode::kIS || m == LockMode::kIX; }
+constexpr bool isSharedMode(LockMode m) {
+    return m == LockMode::kIS || m == LockMode::kS;
+}
+constexpr bool isIntentMode(LockMode m) {
+    return m == LockMode::kIS || m == LockMode::kIX;
+}
 
 /// "IS", "IX", "S", "X" or "NONE".
 std::string_view modeName(LockMode m);

@@ -7,14 +7,20 @@ namespace mvkv::lockmgr {
 void LockRequestList::pushBack(LockRequest* r) {
     assert(r->prev == nullptr && r->next == nullptr);
     r->prev = back_;
-    if (back_) back_->next = r; else front_ = r;
+    if (back_)
+        back_->next = r;
+    else
+        front_ = r;
     back_ = r;
 }
 
 void LockRequestList::pushFront(LockRequest* r) {
     assert(r->prev == nullptr && r->next == nullptr);
     r->next = front_;
-    if (front_) front_->prev = r; else back_ = r;
+    if (front_)
+        front_->prev = r;
+    else
+        back_ = r;
     front_ = r;
 }
 
@@ -22,13 +28,22 @@ void LockRequestList::insertAfter(LockRequest* at, LockRequest* r) {
     assert(r->prev == nullptr && r->next == nullptr);
     r->prev = at;
     r->next = at->next;
-    if (at->next) at->next->prev = r; else back_ = r;
+    if (at->next)
+        at->next->prev = r;
+    else
+        back_ = r;
     at->next = r;
 }
 
 void LockRequestList::remove(LockRequest* r) {
-    if (r->prev) r->prev->next = r->next; else front_ = r->next;
-    if (r->next) r->next->prev = r->prev; else back_ = r->prev;
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        front_ = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        back_ = r->prev;
     r->prev = r->next = nullptr;
 }
 
@@ -61,8 +76,7 @@ LockResult LockGrantNotification::wait(const Deadline& deadline,
                                        const std::atomic<bool>& interrupted) {
     // Short spin first: the holder is often about to release on another CPU.
     for (int i = 0; i < kSpinRounds; ++i) {
-        if (ready_.load(std::memory_order_acquire) ||
-            interrupted.load(std::memory_order_relaxed)) {
+        if (ready_.load(std::memory_order_acquire) || interrupted.load(std::memory_order_relaxed)) {
             break;
         }
 #if defined(__x86_64__) || defined(__i386__)
@@ -76,7 +90,8 @@ LockResult LockGrantNotification::wait(const Deadline& deadline,
     } else if (!cv_.wait_until(lk, deadline.when(), ready)) {
         return LockResult::kTimeout;
     }
-    if (hasResult_) return result_;
+    if (hasResult_)
+        return result_;
     return LockResult::kInterrupted;
 }
 

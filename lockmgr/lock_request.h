@@ -57,15 +57,15 @@ struct LockRequest {
     LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode
     uint32_t ownerIndex = 0;               // position in the owner's request table
     uint32_t recursiveCount = 0;
-    uint32_t unlockPending = 0;  // unlocks deferred to the end of the unit of work
-    bool partitioned = false;    // asked for the intent-mode fast path
-    bool enqueueAtFront = false; // when it must wait, queue ahead of everyone
-    bool compatibleFirst = false;// while granted, grant every compatible newcomer
+    uint32_t unlockPending = 0;    // unlocks deferred to the end of the unit of work
+    bool partitioned = false;      // asked for the intent-mode fast path
+    bool enqueueAtFront = false;   // when it must wait, queue ahead of everyone
+    bool compatibleFirst = false;  // while granted, grant every compatible newcomer
 };
 
 /// Intrusive doubly-linked list of requests (the LockHead's queues).
 class LockRequestList {
-public:
+  public:
     bool empty() const { return front_ == nullptr; }
     LockRequest* front() const { return front_; }
     void pushBack(LockRequest* r);
@@ -73,7 +73,7 @@ public:
     void insertAfter(LockRequest* at, LockRequest* r);
     void remove(LockRequest* r);
 
-private:
+  private:
     LockRequest* front_ = nullptr;
     LockRequest* back_ = nullptr;
 };
@@ -82,7 +82,7 @@ private:
 /// its deadline passes, or another thread interrupts it. One per Locker.
 /// Thread safety: notify() and wake() may be called from any thread.
 class LockGrantNotification {
-public:
+  public:
     /// Forget a previous result. The owner calls it once a wait is over, so
     /// the notification is clear whenever no request is pending.
     void clear();
@@ -96,15 +96,15 @@ public:
     /// True when a result has arrived (no waiting).
     bool hasResult();
 
-private:
+  private:
     // Spins this many rounds on `ready_` before sleeping: a lock handed over
     // between running threads then costs no futex wake-up.
     static constexpr int kSpinRounds = 1000;  // tens of microseconds at most
 
     std::mutex mutex_;
     std::condition_variable cv_;
-    std::atomic<bool> ready_{false};  // mirrors hasResult_, for the spin
-    bool hasResult_ = false;          // GUARDED_BY(mutex_)
+    std::atomic<bool> ready_{false};            // mirrors hasResult_, for the spin
+    bool hasResult_ = false;                    // GUARDED_BY(mutex_)
     LockResult result_ = LockResult::kWaiting;  // GUARDED_BY(mutex_)
 };
 

@@ -11,7 +11,8 @@ constexpr std::array<std::string_view, kLockStatKinds> kKindNames = {
 }  // namespace
 
 void LockStats::append(const LockStats& other) {
-    for (size_t i = 0; i < kSize; ++i) counters_[i] += other.counters_[i];
+    for (size_t i = 0; i < kSize; ++i)
+        counters_[i] += other.counters_[i];
 }
 
 std::string LockStats::toJson() const {
@@ -22,17 +23,21 @@ std::string LockStats::toJson() const {
             nlohmann::ordered_json kindDoc = nlohmann::ordered_json::object();
             for (int m = 1; m < kLockModeCount; ++m) {
                 uint64_t v = counters_[index(ResourceType(t), LockMode(m), LockStatKind(k))];
-                if (v) kindDoc[std::string(modeStatsLetter(LockMode(m)))] = v;
+                if (v)
+                    kindDoc[std::string(modeStatsLetter(LockMode(m)))] = v;
             }
-            if (!kindDoc.empty()) typeDoc[std::string(kKindNames[size_t(k)])] = kindDoc;
+            if (!kindDoc.empty())
+                typeDoc[std::string(kKindNames[size_t(k)])] = kindDoc;
         }
-        if (!typeDoc.empty()) out[std::string(resourceTypeName(ResourceType(t)))] = typeDoc;
+        if (!typeDoc.empty())
+            out[std::string(resourceTypeName(ResourceType(t)))] = typeDoc;
     }
     return out.dump();
 }
 
 void LockStats::subtract(const LockStats& other) {
-    for (size_t i = 0; i < kSize; ++i) counters_[i] -= other.counters_[i];
+    for (size_t i = 0; i < kSize; ++i)
+        counters_[i] -= other.counters_[i];
 }
 
 LockStats LockerLockStats::snapshot() const {
@@ -64,7 +69,8 @@ void InstanceLockStats::unregisterLocker(const LockerLockStats* stats) {
 
 LockStats InstanceLockStats::sumLocked() const {
     LockStats out = retired_;
-    for (const LockerLockStats* s : live_) out.append(s->snapshot());
+    for (const LockerLockStats* s : live_)
+        out.append(s->snapshot());
     return out;
 }
 

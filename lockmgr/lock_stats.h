@@ -36,7 +36,7 @@ inline constexpr int kLockStatKinds = 4;
 
 /// One locker's counters (plain integers: owner thread only).
 class LockStats {
-public:
+  public:
     void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
         counters_[index(t, m, k)] += n;
     }
@@ -54,27 +54,27 @@ public:
     }
     static constexpr size_t kSize = size_t(kResourceTypeCount) * kLockModeCount * kLockStatKinds;
 
-private:
+  private:
     std::array<uint64_t, kSize> counters_{};
 };
 
 /// One locker's counters: written by the owner thread only, readable by any.
 class LockerLockStats {
-public:
+  public:
     void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
         auto& c = counters_[LockStats::index(t, m, k)];
         c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
     LockStats snapshot() const;
 
-private:
+  private:
     std::array<std::atomic<uint64_t>, LockStats::kSize> counters_{};
 };
 
 /// Engine-wide counters: the live lockers (registered by their constructors)
 /// plus the retired ones. Thread-safe.
 class InstanceLockStats {
-public:
+  public:
     void registerLocker(const LockerLockStats* stats);
     /// Folds the locker's counters into the retired total.
     void unregisterLocker(const LockerLockStats* stats);
@@ -83,13 +83,13 @@ public:
     LockStats snapshot() const;
     void reset();
 
-private:
+  private:
     LockStats sumLocked() const;  // requires mutex_
 
     mutable std::mutex mutex_;
     std::vector<const LockerLockStats*> live_;  // GUARDED_BY(mutex_)
-    LockStats retired_;                          // GUARDED_BY(mutex_)
-    LockStats baseline_;                         // GUARDED_BY(mutex_)
+    LockStats retired_;                         // GUARDED_BY(mutex_)
+    LockStats baseline_;                        // GUARDED_BY(mutex_)
 };
 
 }  // namespace mvkv::lockmgr

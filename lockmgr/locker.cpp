@@ -31,8 +31,10 @@ Locker::~Locker() {
         delete r;
     }
     requests_.clear();
-    if (ticketHolder_ != nullptr) ticketHolder_->release();
-    for (LockRequest* r : freeList_) delete r;
+    if (ticketHolder_ != nullptr)
+        ticketHolder_->release();
+    for (LockRequest* r : freeList_)
+        delete r;
     manager_.stats().unregisterLocker(&stats_);
 }
 
@@ -41,7 +43,8 @@ Locker::~Locker() {
 
 LockRequest* Locker::find(ResourceId id) const {
     for (LockRequest* r : requests_) {
-        if (r->resourceId == id) return r;
+        if (r->resourceId == id)
+            return r;
     }
     return nullptr;
 }
@@ -52,8 +55,8 @@ LockRequest* Locker::newRequest(ResourceId id) {
         r = freeList_.back();
         freeList_.pop_back();
         // The manager left its fields reset (status kNew, unlinked); reset ours.
-        assert(r->status == LockRequest::Status::kNew && r->prev == nullptr &&
-               r->next == nullptr && r->partitionSlot == nullptr);
+        assert(r->status == LockRequest::Status::kNew && r->prev == nullptr && r->next == nullptr &&
+               r->partitionSlot == nullptr);
         r->resourceId = id;
         r->ownerMode = LockMode::kNone;
         r->recursiveCount = 0;
@@ -63,7 +66,8 @@ LockRequest* Locker::newRequest(ResourceId id) {
     }
     r->ownerIndex = uint32_t(requests_.size());
     requests_.push_back(r);
-    if (id.type() == ResourceType::kGlobal) global_ = r;
+    if (id.type() == ResourceType::kGlobal)
+        global_ = r;
     return r;
 }
 
@@ -73,7 +77,8 @@ void Locker::freeRequest(LockRequest* r) {
     requests_[r->ownerIndex] = last;
     last->ownerIndex = r->ownerIndex;
     requests_.pop_back();
-    if (r == global_) global_ = nullptr;
+    if (r == global_)
+        global_ = nullptr;
     if (freeList_.size() < kMaxFreeRequests) {
         freeList_.push_back(r);
     } else {
@@ -100,17 +105,21 @@ bool Locker::isReader(LockMode requested) const {
 }
 
 Deadline Locker::effectiveDeadline(const Deadline& deadline, Clock::time_point since) const {
-    if (!maxLockTimeout_) return deadline;
+    if (!maxLockTimeout_)
+        return deadline;
     return Deadline::earliest(deadline, Deadline::at(since + *maxLockTimeout_));
 }
 
 std::string Locker::holdersDescription(ResourceId id) const {
     std::string out;
     for (const LockHeadInfo& info : manager_.dump()) {
-        if (!(info.resource == id)) continue;
+        if (!(info.resource == id))
+            continue;
         for (const auto& e : info.granted) {
-            if (e.locker == id_) continue;
-            if (!out.empty()) out += ", ";
+            if (e.locker == id_)
+                continue;
+            if (!out.empty())
+                out += ", ";
             out += fmt::format("locker {} ({})", e.locker, modeName(e.mode));
         }
     }
@@ -129,16 +138,14 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
     LockRequest* r = find(id);
     bool conversion = r != nullptr;
     LockResult result;
-    auto countAcquisition = [&] {
-        stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
-    };
+    auto countAcquisition = [&] { stats_.add(id.type(), mode, LockStatKind::kAcquireCount); };
     if (!conversion) {
         countAcquisition();
         r = newRequest(id);
         r->partitioned = isIntentMode(mode) && id.type() != ResourceType::kMutex;
         // Global S and X must not starve behind a stream of intent requests.
-        bool fullGlobal = id.type() == ResourceType::kGlobal &&
-                          (mode == LockMode::kS || mode == LockMode::kX);
+        bool fullGlobal =
+            id.type() == ResourceType::kGlobal && (mode == LockMode::kS || mode == LockMode::kX);
         r->enqueueAtFront = r->compatibleFirst = fullGlobal;
         result = manager_.lock(id, r, mode, name);
         if (result == LockResult::kOk) {
@@ -184,15 +191,20 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
 }
 
 StatusWith<LockResult> Locker::lockBegin(ResourceId id, LockMode mode, std::string_view name) {
-    if (Status s = validate(id, mode); !s.ok()) return s;
-    if (id.type() == ResourceType::kGlobal) return lockGlobalBegin(mode);
+    if (Status s = validate(id, mode); !s.ok())
+        return s;
+    if (id.type() == ResourceType::kGlobal)
+        return lockGlobalBegin(mode);
     return begin(id, mode, name);
 }
 
 StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, const Deadline& deadline) {
-    if (Status s = validate(ResourceId::global(), mode); !s.ok()) return s;
-    if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
-    if (pending_.request != nullptr) return begin(ResourceId::global(), mode, "global");
+    if (Status s = validate(ResourceId::global(), mode); !s.ok())
+        return s;
+    if (!deadline.valid())
+        return Status::InvalidArgument(deadline.invalidReason());
+    if (pending_.request != nullptr)
+        return begin(ResourceId::global(), mode, "global");
 
     TicketHolder* holder = nullptr;
     if (ticketHolder_ == nullptr && globalMode() == LockMode::kNone) {
@@ -214,7 +226,8 @@ StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, const Deadline& de
         ticketHolder_ = holder;
     }
     auto result = begin(ResourceId::global(), mode, "global");
-    if (!result.ok()) releaseTicketIfUnlocked();
+    if (!result.ok())
+        releaseTicketIfUnlocked();
     return result;
 }
 
@@ -224,7 +237,8 @@ Status Locker::lockComplete(const Deadline& deadline) {
     }
     if (!deadline.valid()) {
         // Withdraw; if the grant already arrived, the caller holds the lock.
-        if (finishWait(LockResult::kInterrupted).ok()) return Status::OK();
+        if (finishWait(LockResult::kInterrupted).ok())
+            return Status::OK();
         return Status::InvalidArgument(deadline.invalidReason() +
                                        "; the pending request was withdrawn");
     }
@@ -262,15 +276,16 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
         return Status::OK();
     }
     ResourceId id = r->resourceId;
-    if (!p.isConversion) freeRequest(r);
+    if (!p.isConversion)
+        freeRequest(r);
     releaseTicketIfUnlocked();
 
     std::string what = fmt::format("{} lock on {} '{}'", modeName(p.mode), resourceTypeName(type),
                                    manager_.resourceName(id));
     if (result == LockResult::kTimeout) {
         return Status::LockTimeout(fmt::format(
-            "Unable to acquire {} within {} ms (held by {}); the locker was left as it was",
-            what, waited / 1000, holdersDescription(id)));
+            "Unable to acquire {} within {} ms (held by {}); the locker was left as it was", what,
+            waited / 1000, holdersDescription(id)));
     }
     if (result == LockResult::kInterrupted) {
         return Status::Interrupted(fmt::format("interrupted while waiting for {}", what));
@@ -280,18 +295,25 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
 
 Status Locker::lockGlobal(LockMode mode, const Deadline& deadline) {
     auto begun = lockGlobalBegin(mode, deadline);
-    if (!begun.ok()) return begun.status();
-    if (begun.value() == LockResult::kOk) return Status::OK();
+    if (!begun.ok())
+        return begun.status();
+    if (begun.value() == LockResult::kOk)
+        return Status::OK();
     return lockComplete(deadline);
 }
 
 Status Locker::lock(ResourceId id, LockMode mode, const Deadline& deadline, std::string_view name) {
-    if (id.type() == ResourceType::kGlobal) return lockGlobal(mode, deadline);
-    if (Status s = validate(id, mode); !s.ok()) return s;
-    if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
+    if (id.type() == ResourceType::kGlobal)
+        return lockGlobal(mode, deadline);
+    if (Status s = validate(id, mode); !s.ok())
+        return s;
+    if (!deadline.valid())
+        return Status::InvalidArgument(deadline.invalidReason());
     auto begun = begin(id, mode, name);
-    if (!begun.ok()) return begun.status();
-    if (begun.value() == LockResult::kOk) return Status::OK();
+    if (!begun.ok())
+        return begun.status();
+    if (begun.value() == LockResult::kOk)
+        return Status::OK();
     return lockComplete(deadline);
 }
 
@@ -306,20 +328,22 @@ void Locker::releaseTicketIfUnlocked() {
 }
 
 Status Locker::releaseOne(LockRequest* r) {
-    if (--r->recursiveCount > 0) return Status::OK();
+    if (--r->recursiveCount > 0)
+        return Status::OK();
     bool global = r->resourceId.type() == ResourceType::kGlobal;
     manager_.unlock(r);
     freeRequest(r);
-    if (global) releaseTicketIfUnlocked();
+    if (global)
+        releaseTicketIfUnlocked();
     return Status::OK();
 }
 
 Status Locker::unlock(ResourceId id) {
     LockRequest* r = find(id);
     if (r != nullptr && pending_.request == r) {
-        return Status::IllegalOperation(fmt::format(
-            "unlock of {} while a request on it is pending; call lockComplete() first",
-            manager_.resourceName(id)));
+        return Status::IllegalOperation(
+            fmt::format("unlock of {} while a request on it is pending; call lockComplete() first",
+                        manager_.resourceName(id)));
     }
     if (r == nullptr || r->recursiveCount <= r->unlockPending) {
         return Status::InvalidArgument(
@@ -335,10 +359,13 @@ Status Locker::unlock(ResourceId id) {
     return releaseOne(r);
 }
 
-Status Locker::unlockGlobal() { return unlock(ResourceId::global()); }
+Status Locker::unlockGlobal() {
+    return unlock(ResourceId::global());
+}
 
 Status Locker::downgrade(ResourceId id, LockMode newMode) {
-    if (Status s = validate(id, newMode); !s.ok()) return s;
+    if (Status s = validate(id, newMode); !s.ok())
+        return s;
     LockRequest* r = find(id);
     if (r == nullptr || pending_.request == r) {
         return Status::InvalidArgument(fmt::format("downgrade of {} '{}', which is not held",
@@ -350,7 +377,8 @@ Status Locker::downgrade(ResourceId id, LockMode newMode) {
                                                    modeName(r->ownerMode), modeName(newMode),
                                                    modeName(newMode)));
     }
-    if (newMode == r->ownerMode) return Status::OK();
+    if (newMode == r->ownerMode)
+        return Status::OK();
     manager_.downgrade(r, newMode);
     r->ownerMode = newMode;
     return Status::OK();
@@ -364,11 +392,13 @@ Status Locker::endWriteUnitOfWork() {
         return Status::IllegalOperation(
             "endWriteUnitOfWork() while a lock request is pending; call lockComplete() first");
     }
-    if (--wuowDepth_ > 0) return Status::OK();
+    if (--wuowDepth_ > 0)
+        return Status::OK();
     // Release deferred unlocks; the Global lock last so its ticket goes last.
     std::vector<LockRequest*> deferred;
     for (LockRequest* r : requests_) {
-        if (r->unlockPending > 0) deferred.push_back(r);
+        if (r->unlockPending > 0)
+            deferred.push_back(r);
     }
     std::stable_partition(deferred.begin(), deferred.end(), [](LockRequest* r) {
         return r->resourceId.type() != ResourceType::kGlobal;
@@ -387,7 +417,8 @@ Status Locker::endWriteUnitOfWork() {
 
 LockMode Locker::getLockMode(ResourceId id) const {
     LockRequest* r = find(id);
-    if (r == nullptr || r->recursiveCount == 0) return LockMode::kNone;
+    if (r == nullptr || r->recursiveCount == 0)
+        return LockMode::kNone;
     return r->ownerMode;
 }
 
@@ -406,7 +437,8 @@ LockerInfo Locker::describe() const {
             LockerInfo::Held w = h;
             w.mode = pending_.mode;
             info.waitingFor = w;
-            if (!pending_.isConversion) continue;
+            if (!pending_.isConversion)
+                continue;
         }
         info.held.push_back(h);
     }
@@ -415,7 +447,8 @@ LockerInfo Locker::describe() const {
 
 std::string LockerInfo::toString() const {
     std::string out = fmt::format("locker {}: holds", id);
-    if (held.empty()) out += " nothing";
+    if (held.empty())
+        out += " nothing";
     for (const Held& h : held) {
         out += fmt::format(" {} {} '{}' x{}", modeName(h.mode), resourceTypeName(h.resource.type()),
                            h.name, h.recursiveCount);

@@ -55,7 +55,7 @@ struct LockerInfo {
 };
 
 class Locker {
-public:
+  public:
     explicit Locker(LockManager& manager);
     ~Locker();
     Locker(const Locker&) = delete;
@@ -68,8 +68,8 @@ public:
 
     /// Takes a ticket (read for IS/S, write for IX, none for X), then the
     /// Global lock. The ticket is the one of the first Global mode taken; a
-    /// later conversion or downgrade keeps it. Global S and X jump the wait queue (enqueueAtFront) and,
-    /// while granted, admit compatible newcomers first (compatibleFirst).
+    /// later conversion or downgrade keeps it. Global S and X jump the wait queue (enqueueAtFront)
+    /// and, while granted, admit compatible newcomers first (compatibleFirst).
     Status lockGlobal(LockMode mode, const Deadline& deadline = Deadline::never());
     /// Releases one level of the Global lock; the ticket goes back with the last.
     Status unlockGlobal();
@@ -94,7 +94,8 @@ public:
     /// (use lockGlobalBegin to bound that wait).
     StatusWith<LockResult> lockBegin(ResourceId id, LockMode mode, std::string_view name = {});
     /// Same for the Global lock; the ticket wait (if any) honours `deadline`.
-    StatusWith<LockResult> lockGlobalBegin(LockMode mode, const Deadline& deadline = Deadline::never());
+    StatusWith<LockResult> lockGlobalBegin(LockMode mode,
+                                           const Deadline& deadline = Deadline::never());
     /// Waits for the pending request until `deadline`. An invalid deadline
     /// withdraws the request (InvalidArgument) unless it was already granted.
     Status lockComplete(const Deadline& deadline = Deadline::never());
@@ -137,7 +138,7 @@ public:
     void clearInterrupt() { interrupted_.store(false, std::memory_order_release); }
     bool isInterrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
-private:
+  private:
     struct Pending {
         LockRequest* request = nullptr;
         LockMode mode = LockMode::kNone;  // the mode asked for
@@ -166,9 +167,9 @@ private:
     LockGrantNotification notification_;
     std::atomic<bool> interrupted_{false};
 
-    std::vector<LockRequest*> requests_;   // held (and pending) requests
-    std::vector<LockRequest*> freeList_;   // recycled to avoid allocation per lock
-    LockRequest* global_ = nullptr;        // the Global lock's request, if any
+    std::vector<LockRequest*> requests_;  // held (and pending) requests
+    std::vector<LockRequest*> freeList_;  // recycled to avoid allocation per lock
+    LockRequest* global_ = nullptr;       // the Global lock's request, if any
     Pending pending_;
 
     int wuowDepth_ = 0;

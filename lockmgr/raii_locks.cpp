@@ -15,7 +15,8 @@ StatusWith<std::pair<std::string_view, std::string_view>> splitNamespace(std::st
 
 StatusWith<LockNamespace> LockNamespace::parse(std::string_view ns) {
     auto parts = splitNamespace(ns);
-    if (!parts.ok()) return parts.status();
+    if (!parts.ok())
+        return parts.status();
     LockNamespace out;
     out.ns_ = std::string(ns);
     out.dot_ = parts.value().first.size();
@@ -29,7 +30,8 @@ const Status& ResourceLock::acquire(Locker& locker, ResourceId id, LockMode mode
     release();
     id_ = id;
     status_ = locker.lock(id, mode, deadline, name);
-    if (status_.ok()) locker_ = &locker;
+    if (status_.ok())
+        locker_ = &locker;
     return status_;
 }
 
@@ -44,7 +46,8 @@ ResourceLock& ResourceLock::operator=(ResourceLock&& other) noexcept {
 }
 
 void ResourceLock::release() {
-    if (locker_ == nullptr) return;
+    if (locker_ == nullptr)
+        return;
     // Cannot fail: we hold the lock, and a pending request never outlives
     // the constructor that placed it.
     locker_->unlock(id_).ignore();

@@ -26,12 +26,14 @@ namespace mvkv::lockmgr {
 StatusWith<std::pair<std::string_view, std::string_view>> splitNamespace(std::string_view ns);
 
 /// Database modes implied by a collection mode: IS for IS/S, IX for IX/X.
-constexpr LockMode intentModeFor(LockMode m) { return isSharedMode(m) ? LockMode::kIS : LockMode::kIX; }
+constexpr LockMode intentModeFor(LockMode m) {
+    return isSharedMode(m) ? LockMode::kIS : LockMode::kIX;
+}
 
 /// A namespace "db.coll" with its lock resource ids computed once. Callers
 /// that lock the same collection often (the engine's catalog) keep one.
 class LockNamespace {
-public:
+  public:
     /// InvalidArgument when `ns` is not "db.coll" with both parts non-empty.
     static StatusWith<LockNamespace> parse(std::string_view ns);
     LockNamespace() = default;
@@ -41,7 +43,7 @@ public:
     ResourceId dbId() const { return dbId_; }
     ResourceId collectionId() const { return collId_; }
 
-private:
+  private:
     std::string ns_;
     size_t dot_ = 0;
     ResourceId dbId_;
@@ -50,7 +52,7 @@ private:
 
 /// One lock on one resource, released on destruction.
 class ResourceLock {
-public:
+  public:
     ResourceLock() = default;
     /// A lock that was never taken, for `why`.
     explicit ResourceLock(Status why) : status_(std::move(why)) {}
@@ -70,7 +72,7 @@ public:
     explicit operator bool() const { return isLocked(); }
     void release();
 
-private:
+  private:
     Locker* locker_ = nullptr;  // non-null while held
     ResourceId id_;
     Status status_;
@@ -78,27 +80,27 @@ private:
 
 /// The Global lock (with its ticket).
 class GlobalLock {
-public:
+  public:
     GlobalLock(Locker& locker, LockMode mode, const Deadline& deadline = Deadline::never())
         : lock_(locker, ResourceId::global(), mode, deadline, "global") {}
     const Status& status() const { return lock_.status(); }
     bool isLocked() const { return lock_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
-private:
+  private:
     ResourceLock lock_;
 };
 
 /// Global IS/IX, then the database in `mode`.
 class DBLock {
-public:
+  public:
     DBLock(Locker& locker, std::string_view db, LockMode mode,
            const Deadline& deadline = Deadline::never());
     const Status& status() const { return status_; }
     bool isLocked() const { return db_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
-private:
+  private:
     ResourceLock global_;
     ResourceLock db_;  // released before global_
     Status status_;
@@ -107,20 +109,20 @@ private:
 /// The collection `ns` ("db.coll") in `mode`; the caller must already hold the
 /// database in the matching intent mode (or stronger), else InvalidArgument.
 class CollectionLock {
-public:
+  public:
     CollectionLock(Locker& locker, std::string_view ns, LockMode mode,
                    const Deadline& deadline = Deadline::never());
     const Status& status() const { return lock_.status(); }
     bool isLocked() const { return lock_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
-private:
+  private:
     ResourceLock lock_;
 };
 
 /// Global, database and collection locks for one collection access.
 class AutoGetCollection {
-public:
+  public:
     AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
                       const Deadline& deadline = Deadline::never());
     AutoGetCollection(Locker& locker, const LockNamespace& ns, LockMode mode,
@@ -129,7 +131,7 @@ public:
     bool isLocked() const { return coll_.isLocked(); }
     explicit operator bool() const { return isLocked(); }
 
-private:
+  private:
     void acquire(Locker& locker, std::string_view ns, std::string_view db, ResourceId dbId,
                  ResourceId collId, LockMode mode, const Deadline& deadline);
 

@@ -10,18 +10,25 @@ namespace mvkv::lockmgr {
 
 std::string_view resourceTypeName(ResourceType t) {
     switch (t) {
-        case ResourceType::kInvalid: return "Invalid";
-        case ResourceType::kGlobal: return "Global";
-        case ResourceType::kDatabase: return "Database";
-        case ResourceType::kCollection: return "Collection";
-        case ResourceType::kMetadata: return "Metadata";
-        case ResourceType::kMutex: return "Mutex";
+        case ResourceType::kInvalid:
+            return "Invalid";
+        case ResourceType::kGlobal:
+            return "Global";
+        case ResourceType::kDatabase:
+            return "Database";
+        case ResourceType::kCollection:
+            return "Collection";
+        case ResourceType::kMetadata:
+            return "Metadata";
+        case ResourceType::kMutex:
+            return "Mutex";
     }
     return "Invalid";
 }
 
 ResourceId::ResourceId(ResourceType type, std::string_view name) {
-    if (type == ResourceType::kInvalid || name.empty()) return;
+    if (type == ResourceType::kInvalid || name.empty())
+        return;
     type_ = type;
     hash_ = XXH3_64bits(name.data(), name.size());
 }

@@ -31,7 +31,7 @@ inline constexpr int kResourceTypeCount = 6;
 std::string_view resourceTypeName(ResourceType t);
 
 class ResourceId {
-public:
+  public:
     /// The invalid id.
     constexpr ResourceId() = default;
     /// Hashes `name`; an empty name (or kInvalid type) gives an invalid id.
@@ -54,7 +54,7 @@ public:
         return a.hash_ == b.hash_ && a.type_ == b.type_;
     }
 
-private:
+  private:
     ResourceType type_ = ResourceType::kInvalid;
     uint64_t hash_ = 0;
 };

@@ -21,7 +21,7 @@ Status interruptedStatus() {
 // Semaphore: an atomic count for the uncontended path, a condition variable
 // for waiters. Any waiter may take a freed ticket.
 class SemaphoreTicketHolder final : public TicketHolder {
-public:
+  public:
     explicit SemaphoreTicketHolder(int tickets) : available_(tickets), total_(tickets) {}
 
     bool tryAcquire() override {
@@ -35,8 +35,10 @@ public:
     }
 
     Status acquire(const Deadline& deadline, const std::atomic<bool>& interrupted) override {
-        if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
-        if (tryAcquire()) return Status::OK();
+        if (!deadline.valid())
+            return Status::InvalidArgument(deadline.invalidReason());
+        if (tryAcquire())
+            return Status::OK();
         std::unique_lock<std::mutex> lk(mutex_);
         // seq_cst pairs with release(): either we see its ticket or it sees us.
         queued_.fetch_add(1);
@@ -49,7 +51,8 @@ public:
             if (deadline.isNever()) {
                 cv_.wait(lk);
             } else if (cv_.wait_until(lk, deadline.when()) == std::cv_status::timeout) {
-                if (tryAcquire()) break;
+                if (tryAcquire())
+                    break;
                 ++timeouts_;
                 result = timeoutStatus(total_.load());
                 break;
@@ -101,7 +104,7 @@ public:
 
     TicketPolicy policy() const override { return TicketPolicy::kSemaphore; }
 
-private:
+  private:
     // On its own cache line: every operation touches it, nothing else should
     // bounce with it.
     alignas(64) std::atomic<int64_t> available_;
@@ -115,7 +118,7 @@ private:
 // FIFO: all state under one mutex; a released ticket is handed straight to
 // the oldest waiter, so a newcomer can never overtake a queued thread.
 class FifoTicketHolder final : public TicketHolder {
-public:
+  public:
     explicit FifoTicketHolder(int tickets) : available_(tickets), total_(tickets) {}
 
     bool tryAcquire() override {
@@ -128,7 +131,8 @@ public:
     }
 
     Status acquire(const Deadline& deadline, const std::atomic<bool>& interrupted) override {
-        if (!deadline.valid()) return Status::InvalidArgument(deadline.invalidReason());
+        if (!deadline.valid())
+            return Status::InvalidArgument(deadline.invalidReason());
         std::unique_lock<std::mutex> lk(mutex_);
         if (available_ > 0 && waiters_.empty()) {
             --available_;
@@ -143,7 +147,8 @@ public:
         } else {
             woke = me.cv.wait_until(lk, deadline.when(), done);
         }
-        if (me.granted) return Status::OK();
+        if (me.granted)
+            return Status::OK();
         // Not granted: leave the queue (we are still in it).
         std::erase(waiters_, &me);
         if (!woke) {
@@ -173,7 +178,8 @@ public:
 
     void interruptWaiters() override {
         std::lock_guard<std::mutex> lk(mutex_);
-        for (Waiter* w : waiters_) w->cv.notify_one();
+        for (Waiter* w : waiters_)
+            w->cv.notify_one();
     }
 
     TicketStats stats() const override {
@@ -189,7 +195,7 @@ public:
 
     TicketPolicy policy() const override { return TicketPolicy::kFifo; }
 
-private:
+  private:
     struct Waiter {
         std::condition_variable cv;
         bool granted = false;
@@ -216,8 +222,10 @@ private:
 }  // namespace
 
 std::unique_ptr<TicketHolder> TicketHolder::make(TicketPolicy policy, int tickets) {
-    if (tickets < 0) tickets = 0;
-    if (policy == TicketPolicy::kFifo) return std::make_unique<FifoTicketHolder>(tickets);
+    if (tickets < 0)
+        tickets = 0;
+    if (policy == TicketPolicy::kFifo)
+        return std::make_unique<FifoTicketHolder>(tickets);
     return std::make_unique<SemaphoreTicketHolder>(tickets);
 }
 
@@ -228,9 +236,12 @@ TicketHolders::TicketHolders(TicketPolicy policy, int readTickets, int writeTick
 TicketHolder* TicketHolders::forMode(LockMode mode) const {
     switch (mode) {
         case LockMode::kIS:
-        case LockMode::kS: return read_.get();
-        case LockMode::kIX: return write_.get();
-        default: return nullptr;
+        case LockMode::kS:
+            return read_.get();
+        case LockMode::kIX:
+            return write_.get();
+        default:
+            return nullptr;
     }
 }
 

@@ -34,7 +34,7 @@ struct TicketStats {
 };
 
 class TicketHolder {
-public:
+  public:
     static constexpr int kDefaultTickets = 128;
     static std::unique_ptr<TicketHolder> make(TicketPolicy policy, int tickets);
     virtual ~TicketHolder() = default;
@@ -59,14 +59,14 @@ public:
 
 /// The read and write holders, chosen by Global lock mode.
 class TicketHolders {
-public:
+  public:
     TicketHolders(TicketPolicy policy, int readTickets, int writeTickets);
     /// Read holder for IS/S, write holder for IX, nullptr for X (no ticket).
     TicketHolder* forMode(LockMode mode) const;
     TicketHolder& read() const { return *read_; }
     TicketHolder& write() const { return *write_; }
 
-private:
+  private:
     std::unique_ptr<TicketHolder> read_;
     std::unique_ptr<TicketHolder> write_;
 };

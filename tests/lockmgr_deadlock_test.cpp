@@ -4,11 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <barrier>
-#include <memory>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,7 +36,9 @@ constexpr bool kUnderTsan = false;
 constexpr bool kUnderTsan = false;
 #endif
 
-ResourceId coll(const std::string& ns) { return ResourceId::collection(ns); }
+ResourceId coll(const std::string& ns) {
+    return ResourceId::collection(ns);
+}
 
 // Global IX, Database "db" IX, then X on `r`, all without waiting.
 void holdX(Locker& l, ResourceId r, const std::string& name) {
@@ -307,12 +309,15 @@ TEST_CASE("deadlock: two threads, exactly one victim, the other proceeds") {
     auto body = [&](int me) {
         for (;;) {
             sync.arrive_and_wait();  // round set up
-            if (quit.load()) return;
+            if (quit.load())
+                return;
             Round& rd = *round;
             Locker& l = rd.lockers[me];
             Status s = l.lockGlobal(LockMode::kIX);
-            if (s.ok()) s = l.lock(ResourceId::database("db"), LockMode::kIX);
-            if (s.ok()) s = l.lock(rd.res[me], LockMode::kX);
+            if (s.ok())
+                s = l.lock(ResourceId::database("db"), LockMode::kIX);
+            if (s.ok())
+                s = l.lock(rd.res[me], LockMode::kX);
             rd.holding.fetch_add(1);
             if (s.ok()) {
                 // Spin (then yield) so both requests start close together.
@@ -324,7 +329,8 @@ TEST_CASE("deadlock: two threads, exactly one victim, the other proceeds") {
                     }
                 }
                 s = l.lock(rd.res[1 - me], LockMode::kX, Deadline::never());
-                if (s.ok()) l.unlock(rd.res[1 - me]).ignore();
+                if (s.ok())
+                    l.unlock(rd.res[1 - me]).ignore();
                 // The victim (or the winner, once done) releases its own resource.
                 l.unlock(rd.res[me]).ignore();
                 l.unlock(ResourceId::database("db")).ignore();
@@ -376,13 +382,18 @@ TEST_CASE("deadlock: two threads, exactly one victim, the other proceeds") {
         Round& rd = *round;
         int victims = 0, oks = 0;
         for (const Status& s : rd.results) {
-            if (s.code() == StatusCode::kDeadlock) ++victims;
-            else if (s.ok()) ++oks;
-            else ++otherErrors;
+            if (s.code() == StatusCode::kDeadlock)
+                ++victims;
+            else if (s.ok())
+                ++oks;
+            else
+                ++otherErrors;
         }
         bool bad = oks + victims != 2;
-        if (victims == 2) ++doubleVictims, bad = true;
-        if (victims == 0) ++noVictim, bad = true;
+        if (victims == 2)
+            ++doubleVictims, bad = true;
+        if (victims == 0)
+            ++noVictim, bad = true;
         // A deadlock is counted (and recorded) only for a request refused.
         if (rd.mgr.deadlocksDetected() != uint64_t(victims) ||
             rd.mgr.recentDeadlocks().size() != size_t(victims)) {

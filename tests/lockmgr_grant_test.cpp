@@ -76,7 +76,8 @@ TEST_CASE("grant: recursive grants are counted and released one by one") {
     LockManager mgr;
     {
         Locker a(mgr), b(mgr);
-        for (int i = 0; i < 3; ++i) REQUIRE(a.lock(kColl, LockMode::kIS).ok());
+        for (int i = 0; i < 3; ++i)
+            REQUIRE(a.lock(kColl, LockMode::kIS).ok());
         REQUIRE(a.describe().held.size() == 1);
         CHECK(a.describe().held[0].recursiveCount == 3);
         // One request in the table however many times it was taken.
@@ -123,7 +124,8 @@ TEST_CASE("grant: a compatible conversion IS -> IX is granted at once") {
         REQUIRE(info.has_value());
         bool sawIX = false;
         for (const auto& e : info->granted) {
-            if (e.locker == a.id()) sawIX = e.mode == LockMode::kIX;
+            if (e.locker == a.id())
+                sawIX = e.mode == LockMode::kIX;
         }
         CHECK(sawIX);
         // The conversion counts as one more acquisition: two unlocks.
@@ -220,7 +222,8 @@ TEST_CASE("grant: a conflicting conversion is granted only after the other holde
         REQUIRE(info.has_value());
         bool converting = false;
         for (const auto& e : info->granted) {
-            if (e.locker == a.id()) converting = e.convertMode == LockMode::kX;
+            if (e.locker == a.id())
+                converting = e.convertMode == LockMode::kX;
         }
         CHECK(converting);
         CHECK(info->waiting.empty());  // a conversion is not queued
@@ -323,7 +326,8 @@ TEST_CASE("cancel: a waiting conversion between weak modes (IS -> S against IX)"
         auto info = infoFor(mgr, kColl);
         REQUIRE(info.has_value());
         CHECK(info->granted.size() == 2);
-        for (const auto& e : info->granted) CHECK(e.convertMode == LockMode::kNone);
+        for (const auto& e : info->granted)
+            CHECK(e.convertMode == LockMode::kNone);
         checkInvariants(mgr);
 
         // One unlock is enough: the failed conversion did not count.

@@ -83,7 +83,8 @@ TEST_CASE("modes: conflicts() matches the seed table for every pair") {
     CHECK(conflicts(LockMode::kIX, isAndS));
     CHECK(conflicts(LockMode::kX, isAndS));
     // Nothing granted: nothing conflicts.
-    for (LockMode m : kModes) CHECK_FALSE(conflicts(m, 0));
+    for (LockMode m : kModes)
+        CHECK_FALSE(conflicts(m, 0));
 }
 
 TEST_CASE("modes: isModeCovered() for every pair") {
@@ -97,7 +98,8 @@ TEST_CASE("modes: isModeCovered() for every pair") {
 }
 
 TEST_CASE("modes: validity, names and classes") {
-    for (LockMode m : kModes) CHECK(isValidMode(m));
+    for (LockMode m : kModes)
+        CHECK(isValidMode(m));
     CHECK_FALSE(isValidMode(LockMode::kNone));
     CHECK_FALSE(isValidMode(static_cast<LockMode>(5)));
     CHECK_FALSE(isValidMode(static_cast<LockMode>(7)));
@@ -245,7 +247,8 @@ TEST_CASE("matrix: a locker never conflicts with itself (recursion or conversion
     // Whatever A holds, A asking again for a mode it covers is granted at once.
     for (size_t held = 0; held < 4; ++held) {
         for (size_t req = 0; req < 4; ++req) {
-            if (!kCovers[req][held]) continue;
+            if (!kCovers[req][held])
+                continue;
             CAPTURE(kModes[held]);
             CAPTURE(kModes[req]);
             LockManager mgr;
@@ -408,10 +411,10 @@ TEST_CASE("bad input: negative and absurd deadlines") {
     CHECK(contains(absurd.invalidReason(), "limit"));
     // The limit itself is fine, one microsecond more is not.
     CHECK(Deadline::in(Deadline::kMaxTimeout).valid());
-    CHECK_FALSE(Deadline::in(std::chrono::duration_cast<std::chrono::microseconds>(
-                                 Deadline::kMaxTimeout) +
-                             1us)
-                    .valid());
+    CHECK_FALSE(
+        Deadline::in(std::chrono::duration_cast<std::chrono::microseconds>(Deadline::kMaxTimeout) +
+                     1us)
+            .valid());
 
     SUBCASE("on a free resource") {
         Status s = a.lock(id, LockMode::kX, negative);
@@ -465,7 +468,8 @@ TEST_CASE("bad input: negative and absurd deadlines") {
         CHECK(mgr.checkInvariants() == std::string());
         for (const auto& info : mgr.dump()) {
             CHECK(info.waiting.empty());
-            for (const auto& e : info.granted) CHECK(e.convertMode == LockMode::kNone);
+            for (const auto& e : info.granted)
+                CHECK(e.convertMode == LockMode::kNone);
         }
         CHECK(a.unlock(id).ok());
         CHECK(holder.unlock(id).ok());

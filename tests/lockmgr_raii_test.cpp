@@ -341,7 +341,8 @@ TEST_CASE("raii: a destroyed Locker withdraws its pending request") {
     // Only the holder is left in the table.
     for (const LockHeadInfo& info : mgr.dump()) {
         CHECK(info.waiting.empty());
-        for (const auto& e : info.granted) CHECK(e.locker == holder.id());
+        for (const auto& e : info.granted)
+            CHECK(e.locker == holder.id());
     }
     CHECK(mgr.checkInvariants().empty());
     CHECK(mgr.queuedWriters() == 0);

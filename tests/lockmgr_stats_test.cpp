@@ -25,7 +25,8 @@ namespace {
 
 bool someoneWaitsOn(const LockManager& mgr, ResourceId id) {
     for (const LockHeadInfo& info : mgr.dump()) {
-        if (info.resource == id && !info.waiting.empty()) return true;
+        if (info.resource == id && !info.waiting.empty())
+            return true;
     }
     return false;
 }
@@ -69,7 +70,8 @@ TEST_CASE("stats: an uncontended read counts one acquire per level") {
         CHECK(ss["tickets"]["write"]["totalTickets"] == TicketHolder::kDefaultTickets);
     }
     const LockStats& mine = l.stats();
-    for (ResourceType t : {ResourceType::kGlobal, ResourceType::kDatabase, ResourceType::kCollection}) {
+    for (ResourceType t :
+         {ResourceType::kGlobal, ResourceType::kDatabase, ResourceType::kCollection}) {
         CAPTURE(resourceTypeName(t));
         CHECK(get(mine, t, LockMode::kIS, LockStatKind::kAcquireCount) == 1);
         CHECK(get(mine, t, LockMode::kIS, LockStatKind::kAcquireWaitCount) == 0);
@@ -171,10 +173,14 @@ TEST_CASE("stats: a write that waits counts acquireWaitCount and time") {
     CHECK(result.ok());
 
     // Per locker.
-    CHECK(get(waiterStats, ResourceType::kCollection, LockMode::kX, LockStatKind::kAcquireCount) == 1);
-    CHECK(get(waiterStats, ResourceType::kCollection, LockMode::kX, LockStatKind::kAcquireWaitCount) == 1);
-    CHECK(get(waiterStats, ResourceType::kGlobal, LockMode::kIX, LockStatKind::kAcquireWaitCount) == 0);
-    CHECK(get(waiterStats, ResourceType::kDatabase, LockMode::kIX, LockStatKind::kAcquireWaitCount) == 0);
+    CHECK(get(waiterStats, ResourceType::kCollection, LockMode::kX, LockStatKind::kAcquireCount) ==
+          1);
+    CHECK(get(waiterStats, ResourceType::kCollection, LockMode::kX,
+              LockStatKind::kAcquireWaitCount) == 1);
+    CHECK(get(waiterStats, ResourceType::kGlobal, LockMode::kIX, LockStatKind::kAcquireWaitCount) ==
+          0);
+    CHECK(get(waiterStats, ResourceType::kDatabase, LockMode::kIX,
+              LockStatKind::kAcquireWaitCount) == 0);
     auto wj = json::parse(waiterStats.toJson());
     CAPTURE(wj.dump());
     CHECK(wj["Collection"]["acquireCount"] == json{{"W", 1}});
@@ -194,7 +200,8 @@ TEST_CASE("stats: a write that waits counts acquireWaitCount and time") {
     CHECK(get(all, ResourceType::kCollection, LockMode::kX, LockStatKind::kAcquireCount) == 2);
     CHECK(get(all, ResourceType::kCollection, LockMode::kX, LockStatKind::kAcquireWaitCount) == 1);
     CHECK(get(all, ResourceType::kCollection, LockMode::kX, LockStatKind::kTimeAcquiringMicros) ==
-          get(waiterStats, ResourceType::kCollection, LockMode::kX, LockStatKind::kTimeAcquiringMicros));
+          get(waiterStats, ResourceType::kCollection, LockMode::kX,
+              LockStatKind::kTimeAcquiringMicros));
     CHECK(get(all, ResourceType::kGlobal, LockMode::kIX, LockStatKind::kAcquireCount) == 2);
     ss = json::parse(mgr.serverStatusJson());
     CAPTURE(ss.dump());

@@ -58,20 +58,30 @@ constexpr int kResources = 1 + kDbs + kDbs * kColls;
 
 int envInt(const char* name, int fallback) {
     const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return fallback;
+    if (v == nullptr || *v == '\0')
+        return fallback;
     return std::atoi(v);
 }
 
 uint64_t envSeed() {
     const char* v = std::getenv("MVKV_STRESS_SEED");
-    if (v != nullptr && *v != '\0') return std::strtoull(v, nullptr, 10);
+    if (v != nullptr && *v != '\0')
+        return std::strtoull(v, nullptr, 10);
     return (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
 }
 
-std::string dbName(int d) { return "db" + std::to_string(d); }
-std::string nsName(int d, int c) { return dbName(d) + ".c" + std::to_string(c); }
-int dbIndex(int d) { return 1 + d; }
-int collIndex(int d, int c) { return 1 + kDbs + d * kColls + c; }
+std::string dbName(int d) {
+    return "db" + std::to_string(d);
+}
+std::string nsName(int d, int c) {
+    return dbName(d) + ".c" + std::to_string(c);
+}
+int dbIndex(int d) {
+    return 1 + d;
+}
+int collIndex(int d, int c) {
+    return 1 + kDbs + d * kColls + c;
+}
 
 struct Shared {
     std::array<ResourceId, kResources> ids;
@@ -95,15 +105,22 @@ struct Shared {
 
     void note(std::string& slot, const std::string& msg) {
         std::lock_guard<std::mutex> g(msgMutex);
-        if (slot.empty()) slot = msg;
+        if (slot.empty())
+            slot = msg;
     }
 
     // Counts an outcome; returns true when the lock was granted.
     bool outcome(const Status& s) {
         switch (s.code()) {
-            case StatusCode::kOk: oks.fetch_add(1, std::memory_order_relaxed); return true;
-            case StatusCode::kLockTimeout: timeouts.fetch_add(1, std::memory_order_relaxed); break;
-            case StatusCode::kDeadlock: deadlocks.fetch_add(1, std::memory_order_relaxed); break;
+            case StatusCode::kOk:
+                oks.fetch_add(1, std::memory_order_relaxed);
+                return true;
+            case StatusCode::kLockTimeout:
+                timeouts.fetch_add(1, std::memory_order_relaxed);
+                break;
+            case StatusCode::kDeadlock:
+                deadlocks.fetch_add(1, std::memory_order_relaxed);
+                break;
             default:
                 unexpected.fetch_add(1, std::memory_order_relaxed);
                 note(firstUnexpected, s.toString());
@@ -115,7 +132,7 @@ struct Shared {
 
 // What one operation's Locker holds, as seen by the holder counters.
 class Tracker {
-public:
+  public:
     Tracker(Shared& sh, const Locker& l) : sh_(sh), l_(l) {}
     ~Tracker() { dropAll(); }
 
@@ -123,8 +140,10 @@ public:
     void sync() {
         for (int i = 0; i < kResources; ++i) {
             LockMode m = l_.getLockMode(sh_.ids[size_t(i)]);
-            if (m == mine_[size_t(i)]) continue;
-            if (mine_[size_t(i)] != LockMode::kNone) counter(i, mine_[size_t(i)]).fetch_sub(1);
+            if (m == mine_[size_t(i)])
+                continue;
+            if (mine_[size_t(i)] != LockMode::kNone)
+                counter(i, mine_[size_t(i)]).fetch_sub(1);
             mine_[size_t(i)] = m;
             if (m != LockMode::kNone) {
                 counter(i, m).fetch_add(1);
@@ -135,34 +154,37 @@ public:
     // While holding: nobody else may hold a conflicting mode.
     void verifyAll() {
         for (int i = 0; i < kResources; ++i) {
-            if (mine_[size_t(i)] != LockMode::kNone) verify(i, mine_[size_t(i)]);
+            if (mine_[size_t(i)] != LockMode::kNone)
+                verify(i, mine_[size_t(i)]);
         }
     }
     // Before any release.
     void dropAll() {
         for (int i = 0; i < kResources; ++i) {
-            if (mine_[size_t(i)] != LockMode::kNone) counter(i, mine_[size_t(i)]).fetch_sub(1);
+            if (mine_[size_t(i)] != LockMode::kNone)
+                counter(i, mine_[size_t(i)]).fetch_sub(1);
             mine_[size_t(i)] = LockMode::kNone;
         }
     }
 
-private:
+  private:
     std::atomic<int>& counter(int i, LockMode m) {
         return sh_.holders[size_t(i)][size_t(modeIndex(m))];
     }
     void verify(int i, LockMode m) {
         for (int c = 1; c < kLockModeCount; ++c) {
             auto other = LockMode(c);
-            if (!conflicts(m, modeMask(other))) continue;
+            if (!conflicts(m, modeMask(other)))
+                continue;
             int n = counter(i, other).load();
-            if (other == m) n -= 1;  // ourselves
+            if (other == m)
+                n -= 1;  // ourselves
             if (n != 0) {
                 sh_.violations.fetch_add(1);
                 sh_.note(sh_.firstViolation,
                          sh_.ids[size_t(i)].toString() + ": locker " + std::to_string(l_.id()) +
-                             " holds " + std::string(modeName(m)) + " while " +
-                             std::to_string(n) + " other(s) hold " +
-                             std::string(modeName(other)));
+                             " holds " + std::string(modeName(m)) + " while " + std::to_string(n) +
+                             " other(s) hold " + std::string(modeName(other)));
             }
         }
     }
@@ -173,25 +195,30 @@ private:
 };
 
 class Worker {
-public:
+  public:
     Worker(LockManager& mgr, Shared& sh, uint64_t seed) : mgr_(mgr), sh_(sh), rng_(seed) {}
 
     void run(int iterations) {
-        for (int i = 0; i < iterations; ++i) oneOperation();
+        for (int i = 0; i < iterations; ++i)
+            oneOperation();
     }
 
-private:
+  private:
     int pick(int n) { return int(rng_() % uint64_t(n)); }
     Deadline deadline() { return Deadline::in(std::chrono::microseconds(50 + pick(1500))); }
     LockMode anyMode() {
         int r = pick(100);
-        if (r < 35) return LockMode::kIS;
-        if (r < 70) return LockMode::kIX;
-        if (r < 85) return LockMode::kS;
+        if (r < 35)
+            return LockMode::kIS;
+        if (r < 70)
+            return LockMode::kIX;
+        if (r < 85)
+            return LockMode::kS;
         return LockMode::kX;
     }
     void hold(Tracker& tr) {
-        for (int y = pick(3); y > 0; --y) std::this_thread::yield();
+        for (int y = pick(3); y > 0; --y)
+            std::this_thread::yield();
         tr.verifyAll();
     }
 
@@ -223,7 +250,8 @@ private:
         LockMode mode = anyMode();
         std::optional<AutoGetCollection> a;
         a.emplace(l, nsName(d, c), mode, deadline());
-        if (!sh_.outcome(a->status())) return;
+        if (!sh_.outcome(a->status()))
+            return;
         tr.sync();
         hold(tr);
         int sub = pick(10);
@@ -241,9 +269,10 @@ private:
         } else if (sub < 5 && mode == LockMode::kIS) {
             // Conversions IS -> IX down the hierarchy.
             std::vector<ResourceId> converted;
-            for (ResourceId id : {sh_.ids[0], sh_.ids[size_t(dbIndex(d))],
-                                  sh_.ids[size_t(collIndex(d, c))]}) {
-                if (!sh_.outcome(l.lock(id, LockMode::kIX, deadline()))) break;
+            for (ResourceId id :
+                 {sh_.ids[0], sh_.ids[size_t(dbIndex(d))], sh_.ids[size_t(collIndex(d, c))]}) {
+                if (!sh_.outcome(l.lock(id, LockMode::kIX, deadline())))
+                    break;
                 converted.push_back(id);
                 tr.sync();
             }
@@ -251,7 +280,8 @@ private:
             tr.dropAll();
             for (auto it = converted.rbegin(); it != converted.rend(); ++it) {
                 Status s = l.unlock(*it);
-                if (!s.ok()) sh_.outcome(s);
+                if (!s.ok())
+                    sh_.outcome(s);
             }
             tr.sync();
         } else if (sub < 8) {
@@ -282,13 +312,14 @@ private:
         int d = pick(kDbs);
         LockMode mode = pick(2) ? LockMode::kS : LockMode::kX;
         DBLock db(l, dbName(d), mode, deadline());
-        if (!sh_.outcome(db.status())) return;
+        if (!sh_.outcome(db.status()))
+            return;
         tr.sync();
         hold(tr);
         if (pick(2)) {
             // Under DB S only shared collection modes are possible (no SIX).
-            LockMode cm = mode == LockMode::kS ? (pick(2) ? LockMode::kIS : LockMode::kS)
-                                               : anyMode();
+            LockMode cm =
+                mode == LockMode::kS ? (pick(2) ? LockMode::kIS : LockMode::kS) : anyMode();
             std::optional<AutoGetCollection> a;
             a.emplace(l, nsName(d, pick(kColls)), cm, deadline());
             if (sh_.outcome(a->status())) {
@@ -317,16 +348,18 @@ private:
             tr.dropAll();
             a.reset();  // IX/X stay held until the end of the unit of work
             tr.sync();
-            if (!ok) break;
+            if (!ok)
+                break;
         }
         hold(tr);
         tr.dropAll();
         Status s = l.endWriteUnitOfWork();
-        if (!s.ok()) sh_.outcome(s);
+        if (!s.ok())
+            sh_.outcome(s);
         if (l.isLocked()) {
             sh_.unexpected.fetch_add(1);
-            sh_.note(sh_.firstUnexpected, "locks left after endWriteUnitOfWork: " +
-                                              l.describe().toString());
+            sh_.note(sh_.firstUnexpected,
+                     "locks left after endWriteUnitOfWork: " + l.describe().toString());
         }
     }
 
@@ -335,7 +368,8 @@ private:
         int d = pick(kDbs), c = pick(kColls);
         LockMode mode = pick(2) ? LockMode::kS : LockMode::kX;
         DBLock db(l, dbName(d), intentModeFor(mode), deadline());
-        if (!sh_.outcome(db.status())) return;
+        if (!sh_.outcome(db.status()))
+            return;
         tr.sync();
         ResourceId id = sh_.ids[size_t(collIndex(d, c))];
         auto begun = l.lockBegin(id, mode, nsName(d, c));
@@ -352,7 +386,8 @@ private:
             hold(tr);
             tr.dropAll();
             Status s = l.unlock(id);
-            if (!s.ok()) sh_.outcome(s);
+            if (!s.ok())
+                sh_.outcome(s);
             tr.sync();
         }
         tr.dropAll();
@@ -370,8 +405,12 @@ TEST_CASE("stress: random hierarchical locking keeps exclusion and invariants") 
     // Fewer tickets than threads, so ticket waits and ticket timeouts happen.
     opts.readTickets = 5;
     opts.writeTickets = 3;
-    SUBCASE("semaphore tickets") { opts.ticketPolicy = TicketPolicy::kSemaphore; }
-    SUBCASE("fifo tickets") { opts.ticketPolicy = TicketPolicy::kFifo; }
+    SUBCASE("semaphore tickets") {
+        opts.ticketPolicy = TicketPolicy::kSemaphore;
+    }
+    SUBCASE("fifo tickets") {
+        opts.ticketPolicy = TicketPolicy::kFifo;
+    }
 
     // Per thread and per ticket policy.
     const int iterations = std::max(1, envInt("MVKV_STRESS_ITERS", kDefaultIters));
@@ -392,7 +431,8 @@ TEST_CASE("stress: random hierarchical locking keeps exclusion and invariants") 
                 sh.invariantFailures.fetch_add(1);
                 sh.note(sh.firstInvariant, err);
             }
-            if (checks.fetch_add(1) % 8 == 0) (void)mgr.dump();
+            if (checks.fetch_add(1) % 8 == 0)
+                (void)mgr.dump();
             std::this_thread::sleep_for(1ms);
         } while (!done.load());
     });
@@ -404,7 +444,8 @@ TEST_CASE("stress: random hierarchical locking keeps exclusion and invariants") 
             w.run(iterations);
         });
     }
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
     done.store(true);
     checker.join();
 
@@ -419,7 +460,8 @@ TEST_CASE("stress: random hierarchical locking keeps exclusion and invariants") 
     CHECK(sh.invariantFailures.load() == 0);
     CHECK(sh.oks.load() > 0);
     for (int i = 0; i < kResources; ++i) {
-        for (int m = 0; m < kLockModeCount; ++m) CHECK(sh.holders[size_t(i)][size_t(m)].load() == 0);
+        for (int m = 0; m < kLockModeCount; ++m)
+            CHECK(sh.holders[size_t(i)][size_t(m)].load() == 0);
     }
 
     CHECK(mgr.checkInvariants().empty());

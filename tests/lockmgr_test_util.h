@@ -54,7 +54,8 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
 template <class Pred>
 bool eventually(Pred pred) {
     for (int i = 0; i < 10000; ++i) {
-        if (pred()) return true;
+        if (pred())
+            return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return pred();
@@ -63,7 +64,8 @@ bool eventually(Pred pred) {
 // The lock table's entry for `id`, if it has one.
 inline std::optional<LockHeadInfo> infoFor(const LockManager& mgr, ResourceId id) {
     for (LockHeadInfo& info : mgr.dump()) {
-        if (info.resource == id) return std::move(info);
+        if (info.resource == id)
+            return std::move(info);
     }
     return std::nullopt;
 }
@@ -72,7 +74,8 @@ inline std::optional<LockHeadInfo> infoFor(const LockManager& mgr, ResourceId id
 inline std::vector<LockerId> queueOf(const LockManager& mgr, ResourceId id) {
     std::vector<LockerId> out;
     if (auto info = infoFor(mgr, id)) {
-        for (const auto& e : info->waiting) out.push_back(e.locker);
+        for (const auto& e : info->waiting)
+            out.push_back(e.locker);
     }
     return out;
 }
@@ -81,7 +84,8 @@ inline std::vector<LockerId> queueOf(const LockManager& mgr, ResourceId id) {
 inline std::vector<LockerId> holdersOf(const LockManager& mgr, ResourceId id) {
     std::vector<LockerId> out;
     if (auto info = infoFor(mgr, id)) {
-        for (const auto& e : info->granted) out.push_back(e.locker);
+        for (const auto& e : info->granted)
+            out.push_back(e.locker);
     }
     std::sort(out.begin(), out.end());
     return out;

@@ -23,8 +23,12 @@ namespace {
 
 TicketPolicy pickPolicy() {
     TicketPolicy policy = TicketPolicy::kSemaphore;
-    SUBCASE("semaphore") { policy = TicketPolicy::kSemaphore; }
-    SUBCASE("fifo") { policy = TicketPolicy::kFifo; }
+    SUBCASE("semaphore") {
+        policy = TicketPolicy::kSemaphore;
+    }
+    SUBCASE("fifo") {
+        policy = TicketPolicy::kFifo;
+    }
     return policy;
 }
 
@@ -32,7 +36,9 @@ const std::atomic<bool> kNotInterrupted{false};
 
 // For waits that must end by a grant: long enough never to expire in a
 // passing run, so a lost wake-up fails (LockTimeout) instead of hanging.
-Deadline backstop() { return Deadline::in(std::chrono::milliseconds(10000)); }
+Deadline backstop() {
+    return Deadline::in(std::chrono::milliseconds(10000));
+}
 
 }  // namespace
 
@@ -84,8 +90,7 @@ TEST_CASE("tickets: no ticket before the deadline -> LockTimeout") {
     CHECK(h->acquire(Deadline::now(), kNotInterrupted).code() == StatusCode::kLockTimeout);
     CHECK(h->stats().timeouts == 2);
     // An invalid deadline is refused.
-    CHECK(h->acquire(Deadline::in(-1ms), kNotInterrupted).code() ==
-          StatusCode::kInvalidArgument);
+    CHECK(h->acquire(Deadline::in(-1ms), kNotInterrupted).code() == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("tickets: tryAcquire") {
@@ -127,7 +132,8 @@ TEST_CASE("tickets: resize") {
 
     SUBCASE("shrinking takes effect as tickets come back") {
         auto h = TicketHolder::make(policy, 3);
-        for (int i = 0; i < 3; ++i) CHECK(h->acquire(Deadline::now(), kNotInterrupted).ok());
+        for (int i = 0; i < 3; ++i)
+            CHECK(h->acquire(Deadline::now(), kNotInterrupted).ok());
         CHECK(h->resize(1).ok());
         TicketStats s = h->stats();
         CHECK(s.total == 1);
@@ -175,7 +181,8 @@ TEST_CASE("tickets: FIFO policy grants in arrival order") {
                 std::lock_guard<std::mutex> g(m);
                 order.push_back(i);
             }
-            if (results[size_t(i)].ok()) h->release();
+            if (results[size_t(i)].ok())
+                h->release();
         });
         // Start the next waiter only once this one is queued.
         bool queued = eventually([&] { return h->stats().queued == i + 1; });
@@ -184,8 +191,10 @@ TEST_CASE("tickets: FIFO policy grants in arrival order") {
     // A newcomer cannot jump the queue.
     CHECK_FALSE(h->tryAcquire());
     h->release();
-    for (auto& t : threads) t.join();
-    for (const Status& s : results) CHECK(s.ok());
+    for (auto& t : threads)
+        t.join();
+    for (const Status& s : results)
+        CHECK(s.ok());
     CHECK(order == std::vector<int>{0, 1, 2});
     TicketStats s = h->stats();
     CHECK(s.out == 0);

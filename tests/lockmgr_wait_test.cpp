@@ -30,12 +30,15 @@ namespace {
 // Is `locker` waiting on `id` (queued, or converting)?
 bool isWaitingOn(const LockManager& mgr, ResourceId id, LockerId locker) {
     auto info = infoFor(mgr, id);
-    if (!info) return false;
+    if (!info)
+        return false;
     for (const auto& e : info->waiting) {
-        if (e.locker == locker) return true;
+        if (e.locker == locker)
+            return true;
     }
     for (const auto& e : info->granted) {
-        if (e.locker == locker && e.convertMode != LockMode::kNone) return true;
+        if (e.locker == locker && e.convertMode != LockMode::kNone)
+            return true;
     }
     return false;
 }
@@ -55,8 +58,12 @@ TEST_CASE("timeout: a new request that times out leaves no trace") {
         const std::string before = b.describe().toString();
 
         Deadline deadline = Deadline::now();
-        SUBCASE("Deadline::now()") { deadline = Deadline::now(); }
-        SUBCASE("Deadline::in(20ms)") { deadline = Deadline::in(20ms); }
+        SUBCASE("Deadline::now()") {
+            deadline = Deadline::now();
+        }
+        SUBCASE("Deadline::in(20ms)") {
+            deadline = Deadline::in(20ms);
+        }
 
         Status s = b.lock(kColl, LockMode::kS, deadline);
         CHECK(s.code() == StatusCode::kLockTimeout);
@@ -88,8 +95,12 @@ TEST_CASE("timeout: an upgrade that times out leaves the old mode") {
         const std::string before = a.describe().toString();
 
         Deadline deadline = Deadline::now();
-        SUBCASE("Deadline::now()") { deadline = Deadline::now(); }
-        SUBCASE("Deadline::in(20ms)") { deadline = Deadline::in(20ms); }
+        SUBCASE("Deadline::now()") {
+            deadline = Deadline::now();
+        }
+        SUBCASE("Deadline::in(20ms)") {
+            deadline = Deadline::in(20ms);
+        }
 
         Status s = a.lock(kColl, LockMode::kX, deadline);
         CHECK(s.code() == StatusCode::kLockTimeout);
@@ -239,7 +250,8 @@ TEST_CASE("interrupt: a waiting conversion returns Interrupted and keeps the old
         CHECK(b.describe().held[0].recursiveCount == 1);
         auto info = infoFor(mgr, kColl);
         REQUIRE(info.has_value());
-        for (const auto& e : info->granted) CHECK(e.convertMode == LockMode::kNone);
+        for (const auto& e : info->granted)
+            CHECK(e.convertMode == LockMode::kNone);
         checkInvariants(mgr);
         b.clearInterrupt();
         CHECK(b.unlock(kColl).ok());
@@ -268,7 +280,8 @@ TEST_CASE("partitioned: intent holders migrate when an X arrives and stay visibl
         CHECK(info->granted.size() == kHolders);
         CHECK(holdersOf(mgr, kColl) == sorted(ids));
         int partitioned = 0;
-        for (const auto& e : info->granted) partitioned += e.partitioned ? 1 : 0;
+        for (const auto& e : info->granted)
+            partitioned += e.partitioned ? 1 : 0;
         CHECK(partitioned == kHolders);  // all on the fast path
         checkInvariants(mgr);
 
@@ -340,7 +353,8 @@ TEST_CASE("partitioned: an S request migrates IS holders and is granted with the
         auto info = infoFor(mgr, kColl);
         REQUIRE(info.has_value());
         CHECK(info->granted.size() == 11);
-        for (const auto& e : info->granted) CHECK_FALSE(e.partitioned);
+        for (const auto& e : info->granted)
+            CHECK_FALSE(e.partitioned);
         checkInvariants(mgr);
         // With S granted, IX can no longer take the fast path.
         CHECK(begin(ix, kColl, LockMode::kIX) == LockResult::kWaiting);
@@ -349,7 +363,8 @@ TEST_CASE("partitioned: an S request migrates IS holders and is granted with the
         CHECK(ix.lockComplete(Deadline::now()).ok());
         checkInvariants(mgr);
         CHECK(ix.unlock(kColl).ok());
-        for (auto& h : holders) CHECK(h->unlock(kColl).ok());
+        for (auto& h : holders)
+            CHECK(h->unlock(kColl).ok());
     }
     checkEmpty(mgr);
 }

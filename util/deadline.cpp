@@ -9,7 +9,8 @@ namespace mvkv {
 
 Deadline Deadline::inMicros(double micros) {
     constexpr double kMaxMicros = double(kMaxTimeout.count()) * 1000.0;
-    if (std::isnan(micros)) micros = -1;
+    if (std::isnan(micros))
+        micros = -1;
     if (micros < 0) {
         return Deadline(Kind::kInvalid, {}, micros < -9e18 ? INT64_MIN : int64_t(micros));
     }
@@ -20,7 +21,8 @@ Deadline Deadline::inMicros(double micros) {
 }
 
 std::string Deadline::invalidReason() const {
-    if (valid()) return {};
+    if (valid())
+        return {};
     if (badMicros_ < 0) {
         return fmt::format(
             "timeout of {} ms is negative; use Deadline::now() to try without waiting",
@@ -33,10 +35,14 @@ std::string Deadline::invalidReason() const {
 }
 
 Deadline Deadline::earliest(const Deadline& a, const Deadline& b) {
-    if (!a.valid()) return a;
-    if (!b.valid()) return b;
-    if (a.isNever()) return b;
-    if (b.isNever()) return a;
+    if (!a.valid())
+        return a;
+    if (!b.valid())
+        return b;
+    if (a.isNever())
+        return b;
+    if (b.isNever())
+        return a;
     return a.when_ <= b.when_ ? a : b;
 }
 

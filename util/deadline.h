@@ -17,7 +17,7 @@
 namespace mvkv {
 
 class Deadline {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
     /// Longest finite timeout accepted; longer ones are a mistake (use never()).
     static constexpr std::chrono::milliseconds kMaxTimeout{std::chrono::hours(24) * 365};
@@ -48,7 +48,7 @@ public:
     /// The earlier of two valid deadlines.
     static Deadline earliest(const Deadline& a, const Deadline& b);
 
-private:
+  private:
     enum class Kind : uint8_t { kNever, kAt, kInvalid };
     static Deadline inMicros(double micros);
     Deadline(Kind k, Clock::time_point tp, int64_t badMicros)

@@ -14,7 +14,7 @@
 namespace mvkv {
 
 class SpinLatch {
-public:
+  public:
     void lock() {
         while (locked_.exchange(true, std::memory_order_acquire)) {
             int spins = 0;
@@ -28,7 +28,7 @@ public:
     }
     void unlock() { locked_.store(false, std::memory_order_release); }
 
-private:
+  private:
     std::atomic<bool> locked_{false};
 };
 

@@ -4,19 +4,32 @@ namespace mvkv {
 
 std::string_view statusCodeName(StatusCode code) {
     switch (code) {
-        case StatusCode::kOk: return "OK";
-        case StatusCode::kNotFound: return "NotFound";
-        case StatusCode::kInvalidArgument: return "InvalidArgument";
-        case StatusCode::kWriteConflict: return "WriteConflict";
-        case StatusCode::kLockTimeout: return "LockTimeout";
-        case StatusCode::kDeadlock: return "Deadlock";
-        case StatusCode::kInterrupted: return "Interrupted";
-        case StatusCode::kCorruption: return "Corruption";
-        case StatusCode::kIOError: return "IOError";
-        case StatusCode::kIllegalOperation: return "IllegalOperation";
-        case StatusCode::kCappedPositionLost: return "CappedPositionLost";
-        case StatusCode::kBusy: return "Busy";
-        case StatusCode::kInternal: return "Internal";
+        case StatusCode::kOk:
+            return "OK";
+        case StatusCode::kNotFound:
+            return "NotFound";
+        case StatusCode::kInvalidArgument:
+            return "InvalidArgument";
+        case StatusCode::kWriteConflict:
+            return "WriteConflict";
+        case StatusCode::kLockTimeout:
+            return "LockTimeout";
+        case StatusCode::kDeadlock:
+            return "Deadlock";
+        case StatusCode::kInterrupted:
+            return "Interrupted";
+        case StatusCode::kCorruption:
+            return "Corruption";
+        case StatusCode::kIOError:
+            return "IOError";
+        case StatusCode::kIllegalOperation:
+            return "IllegalOperation";
+        case StatusCode::kCappedPositionLost:
+            return "CappedPositionLost";
+        case StatusCode::kBusy:
+            return "Busy";
+        case StatusCode::kInternal:
+            return "Internal";
     }
     return "Unknown";
 }
@@ -27,7 +40,8 @@ const std::string& Status::emptyMessage() {
 }
 
 std::string Status::toString() const {
-    if (ok()) return "OK";
+    if (ok())
+        return "OK";
     std::string out(statusCodeName(code_));
     out += ": ";
     out += message();

@@ -37,7 +37,7 @@ enum class StatusCode : uint8_t {
 std::string_view statusCodeName(StatusCode code);
 
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;
     Status(StatusCode code, std::string message)
         : code_(code),
@@ -47,7 +47,8 @@ public:
         : code_(other.code_),
           message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
     Status& operator=(const Status& other) {
-        if (this != &other) *this = Status(other);
+        if (this != &other)
+            *this = Status(other);
         return *this;
     }
     Status(Status&&) noexcept = default;
@@ -58,7 +59,9 @@ public:
     static Status InvalidArgument(std::string m) {
         return {StatusCode::kInvalidArgument, std::move(m)};
     }
-    static Status WriteConflict(std::string m) { return {StatusCode::kWriteConflict, std::move(m)}; }
+    static Status WriteConflict(std::string m) {
+        return {StatusCode::kWriteConflict, std::move(m)};
+    }
     static Status LockTimeout(std::string m) { return {StatusCode::kLockTimeout, std::move(m)}; }
     static Status Deadlock(std::string m) { return {StatusCode::kDeadlock, std::move(m)}; }
     static Status Interrupted(std::string m) { return {StatusCode::kInterrupted, std::move(m)}; }
@@ -80,7 +83,7 @@ public:
     /// Marks a status as deliberately ignored.
     void ignore() const {}
 
-private:
+  private:
     static const std::string& emptyMessage();
 
     StatusCode code_ = StatusCode::kOk;
@@ -90,8 +93,8 @@ private:
 /// A value or the Status saying why there is none.
 template <typename T>
 class [[nodiscard]] StatusWith {
-public:
-    StatusWith(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  public:
+    StatusWith(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
     StatusWith(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
     bool ok() const { return status_.ok(); }
@@ -101,7 +104,7 @@ public:
     T& value() & { return value_; }
     T&& value() && { return std::move(value_); }
 
-private:
+  private:
     Status status_;
     T value_{};
 };
