@@ -26,7 +26,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -13,7 +13,6 @@
 // Thread safety: as the Locker they use (one thread at a time).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>

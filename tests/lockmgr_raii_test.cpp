@@ -4,6 +4,7 @@
 // of work). A destroyed Locker releases whatever it still holds.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -369,5 +370,53 @@ TEST_CASE("raii: moved ResourceLock releases once") {
         CHECK(l.getLockMode(ResourceId::database("db")) == LockMode::kNone);
     }
     checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: AutoGetCollection with a parsed LockNamespace takes the same modes") {
+    auto bad = LockNamespace::parse("nodot");
+    CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+    auto ns = LockNamespace::parse("shop.orders");
+    REQUIRE(ns.ok());
+    CHECK(ns.value().db() == "shop");
+    CHECK(ns.value().dbId() == ResourceId::database("shop"));
+    CHECK(ns.value().collectionId() == ResourceId::collection("shop.orders"));
+
+    LockManager mgr;
+    {
+        Locker l(mgr);
+        {
+            AutoGetCollection coll(l, ns.value(), LockMode::kX);
+            REQUIRE(coll.status().ok());
+            Modes m = modesOf(l, "shop", "shop.orders");
+            CHECK(m.global == LockMode::kIX);
+            CHECK(m.db == LockMode::kIX);
+            CHECK(m.coll == LockMode::kX);
+            // The lock table shows the names, not hashes.
+            auto held = l.describe().held;
+            CHECK(std::any_of(held.begin(), held.end(),
+                              [](const LockerInfo::Held& h) { return h.name == "shop.orders"; }));
+        }
+        checkNothingHeld(mgr, l);
+        AutoGetCollection empty(l, LockNamespace(), LockMode::kIS);
+        CHECK(empty.status().code() == StatusCode::kInvalidArgument);
+        checkNothingHeld(mgr, l);
+    }
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: a lock timeout names the locker holding the resource") {
+    LockManager mgr;
+    {
+        Locker holder(mgr), l(mgr);
+        AutoGetCollection held(holder, "db.c", LockMode::kX);
+        REQUIRE(held.status().ok());
+        AutoGetCollection late(l, "db.c", LockMode::kIS, Deadline::now());
+        CHECK(late.status().code() == StatusCode::kLockTimeout);
+        CHECK(late.status().message().find("locker " + std::to_string(holder.id()) + " (X)") !=
+              std::string::npos);
+        CHECK(late.status().message().find("db.c") != std::string::npos);
+        checkNothingHeld(mgr, l);
+    }
     checkClean(mgr);
 }
