@@ -30,6 +30,12 @@ std::string_view statusCodeName(StatusCode code) {
             return "Busy";
         case StatusCode::kInternal:
             return "Internal";
+        case StatusCode::kDuplicateKey:
+            return "DuplicateKey";
+        case StatusCode::kNamespaceNotFound:
+            return "NamespaceNotFound";
+        case StatusCode::kNamespaceExists:
+            return "NamespaceExists";
     }
     return "Unknown";
 }

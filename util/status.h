@@ -31,6 +31,9 @@ enum class StatusCode : uint8_t {
     kCappedPositionLost,
     kBusy,
     kInternal,
+    kDuplicateKey,
+    kNamespaceNotFound,
+    kNamespaceExists,
 };
 
 /// The code's name as shown to people and in JSON ("WriteConflict", ...).
@@ -71,6 +74,13 @@ class [[nodiscard]] Status {
         return {StatusCode::kIllegalOperation, std::move(m)};
     }
     static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+    static Status DuplicateKey(std::string m) { return {StatusCode::kDuplicateKey, std::move(m)}; }
+    static Status NamespaceNotFound(std::string m) {
+        return {StatusCode::kNamespaceNotFound, std::move(m)};
+    }
+    static Status NamespaceExists(std::string m) {
+        return {StatusCode::kNamespaceExists, std::move(m)};
+    }
 
     bool ok() const { return code_ == StatusCode::kOk; }
     StatusCode code() const { return code_; }
