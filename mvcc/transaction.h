@@ -1,0 +1,92 @@
+// Transaction: one session's unit of work in the MVCC layer.
+//
+// A Transaction object belongs to one session and is reused across
+// transactions (its buffers keep their capacity). It is begun, written and
+// ended through the TransactionManager; this header holds its state and the
+// visibility rule.
+//
+// Visibility (DESIGN.md): an update is visible to T when it is T's own, or
+// when its transaction finished (committed) before T's snapshot was taken AND
+// (T has no read timestamp, or the update's commit timestamp <= T's read ts).
+//
+// Thread safety: not thread-safe; one thread at a time (the session's). The
+// manager reads the fields it publishes (id, readTs, commitTs) under its own
+// mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mvcc/snapshot.h"
+#include "mvcc/timestamp.h"
+#include "mvcc/update.h"
+
+namespace mvkv::mvcc {
+
+enum class TxnState : uint8_t { kIdle, kActive, kCommitted, kAborted };
+
+/// What a transaction wrote: the engine gives each write a `collection` tag
+/// so it can account per collection after commit.
+struct WriteRecord {
+    UpdateChain* chain;
+    Update* update;
+    uint32_t collection;
+};
+
+class Transaction {
+  public:
+    Transaction() = default;
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+
+    TxnState state() const { return state_; }
+    bool active() const { return state_ == TxnState::kActive; }
+    /// kNoTxnId until the first write.
+    TxnId id() const { return id_; }
+    bool hasReadTs() const { return readTs_ != kNoTimestamp; }
+    Timestamp readTs() const { return readTs_; }
+    /// The commit timestamp set with timestamp_transaction, or the one
+    /// commit assigned; kNoTimestamp before either.
+    Timestamp commitTs() const { return commitTs_; }
+    const Snapshot& snapshot() const { return snapshot_; }
+    const std::vector<WriteRecord>& writes() const { return writes_; }
+
+    /// The visibility rule; `u` must not be null.
+    bool canSee(const Update* u) const {
+        if (u->txnId() == id_ && id_ != kNoTxnId)
+            return u->state() != UpdateState::kAborted;
+        if (u->state() != UpdateState::kCommitted)
+            return false;
+        if (!snapshot_.finishedBefore(u->txnId()))
+            return false;
+        return readTs_ == kNoTimestamp || u->startTs() <= readTs_;
+    }
+
+    /// The newest version of `chain` visible to this transaction, or null
+    /// (no version visible: the key does not exist for this reader). The
+    /// result may be a tombstone.
+    const Update* findVisible(const UpdateChain& chain) const {
+        for (const Update* u = chain.head(); u; u = u->next()) {
+            if (canSee(u))
+                return u;
+        }
+        return nullptr;
+    }
+
+  private:
+    friend class TransactionManager;
+
+    TxnState state_ = TxnState::kIdle;
+    TxnId id_ = kNoTxnId;
+    Timestamp readTs_ = kNoTimestamp;
+    Timestamp commitTs_ = kNoTimestamp;
+    Snapshot snapshot_;
+    std::vector<WriteRecord> writes_;
+    // Membership of the manager's active list (guarded by its mutex).
+    Transaction* prevActive_ = nullptr;
+    Transaction* nextActive_ = nullptr;
+    uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader
+};
+
+}  // namespace mvkv::mvcc

@@ -1,0 +1,335 @@
+#include "mvcc/txn_manager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace mvkv::mvcc {
+
+namespace {
+
+uint64_t nowMicros() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+// The newest version below `u` that another transaction wrote and did not
+// abort: the version `u` supersedes.
+const Update* supersededBy(const Update* u, TxnId self) {
+    for (const Update* p = u->next(); p; p = p->next()) {
+        if (p->txnId() == self || p->state() == UpdateState::kAborted)
+            continue;
+        return p;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+void TransactionManager::linkActive(Transaction& txn) {
+    txn.prevActive_ = nullptr;
+    txn.nextActive_ = activeHead_;
+    if (activeHead_)
+        activeHead_->prevActive_ = &txn;
+    activeHead_ = &txn;
+    ++activeCount_;
+}
+
+void TransactionManager::unlinkActive(Transaction& txn) {
+    if (txn.prevActive_)
+        txn.prevActive_->nextActive_ = txn.nextActive_;
+    else
+        activeHead_ = txn.nextActive_;
+    if (txn.nextActive_)
+        txn.nextActive_->prevActive_ = txn.prevActive_;
+    txn.prevActive_ = txn.nextActive_ = nullptr;
+    --activeCount_;
+}
+
+Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) {
+    if (txn.active())
+        return Status::IllegalOperation(
+            "a transaction is already running in this session; commit or abort it first");
+    Timestamp readTs = options.readTs;
+    txn.writes_.clear();
+    txn.snapshot_.concurrent.clear();
+    std::lock_guard lock(mutex_);
+    if (readTs != kNoTimestamp && readTs < oldest_) {
+        if (!options.roundUpReadTs)
+            return Status::InvalidArgument(fmt::format(
+                "read timestamp {} is older than the oldest timestamp {}: that history may be "
+                "gone; read at or after {} (or ask for round-up)",
+                readTs, oldest_, oldest_));
+        readTs = oldest_;
+    }
+    Snapshot& snap = txn.snapshot_;
+    snap.snapMax = nextId_;
+    for (Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->id_ != kNoTxnId)
+            snap.concurrent.push_back(t->id_);
+    }
+    std::sort(snap.concurrent.begin(), snap.concurrent.end());
+    snap.snapMin = snap.concurrent.empty() ? snap.snapMax : snap.concurrent.front();
+    clock_ = std::max(clock_, readTs);
+    txn.id_ = kNoTxnId;
+    txn.readTs_ = readTs;
+    txn.commitTs_ = kNoTimestamp;
+    txn.state_ = TxnState::kActive;
+    txn.beginMicros_ = nowMicros();
+    linkActive(txn);
+    begun_.fetch_add(1, std::memory_order_relaxed);
+    return Status::OK();
+}
+
+Status TransactionManager::checkCommitTsLocked(Timestamp ts) const {
+    if (ts == kNoTimestamp)
+        return Status::InvalidArgument("commit timestamp 0 is not a timestamp; use one > 0");
+    if (stable_ != kNoTimestamp && ts <= stable_)
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} must be after the stable timestamp {}", ts, stable_));
+    if (ts < oldest_)
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} is older than the oldest timestamp {}", ts, oldest_));
+    return Status::OK();
+}
+
+Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
+    if (!txn.active())
+        return Status::IllegalOperation("no transaction is running: begin one first");
+    if (txn.hasReadTs() && ts < txn.readTs())
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} is older than the transaction's read timestamp {}", ts,
+            txn.readTs()));
+    std::lock_guard lock(mutex_);
+    if (Status s = checkCommitTsLocked(ts); !s.ok())
+        return s;
+    clock_ = std::max(clock_, ts);
+    txn.commitTs_ = ts;
+    return Status::OK();
+}
+
+bool TransactionManager::wouldConflict(const Transaction& txn, const UpdateChain& chain) const {
+    for (const Update* p = chain.head(); p; p = p->next()) {
+        if (p->state() == UpdateState::kAborted)
+            continue;
+        return !txn.canSee(p);
+    }
+    return false;
+}
+
+Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind kind,
+                                 std::string_view value, uint32_t collection) {
+    if (!txn.active())
+        return Status::IllegalOperation("no transaction is running: begin one first");
+    if (txn.id_ == kNoTxnId) {
+        // The first write makes the transaction visible to others' snapshots.
+        std::lock_guard lock(mutex_);
+        txn.id_ = nextId_++;
+    }
+    Update* mine = nullptr;
+    while (true) {
+        Update* head = chain.head();
+        const Update* newest = head;
+        while (newest && newest->state() == UpdateState::kAborted)
+            newest = newest->next();
+        if (newest && !txn.canSee(newest)) {
+            if (mine)
+                Update::destroy(mine);
+            if (newest->state() == UpdateState::kUncommitted)
+                return Status::WriteConflict(fmt::format(
+                    "transaction {} is writing this key and has not finished", newest->txnId()));
+            if (txn.hasReadTs() && newest->startTs() > txn.readTs())
+                return Status::WriteConflict(fmt::format(
+                    "the key was committed at timestamp {}, after this transaction's read "
+                    "timestamp {}",
+                    newest->startTs(), txn.readTs()));
+            return Status::WriteConflict(fmt::format(
+                "the key was committed by transaction {} at timestamp {}, after this "
+                "transaction's snapshot was taken",
+                newest->txnId(), newest->startTs()));
+        }
+        if (!mine)
+            mine = Update::make(txn.id_, kind == WriteKind::kTombstone, value);
+        if (chain.tryPrepend(head, mine))
+            break;
+    }
+    txn.writes_.push_back({&chain, mine, collection});
+    return Status::OK();
+}
+
+void TransactionManager::finish(Transaction& txn, TxnState endState) {
+    std::lock_guard lock(mutex_);
+    unlinkActive(txn);
+    if (endState == TxnState::kCommitted) {
+        maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
+        committed_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        aborted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    txn.state_ = endState;
+}
+
+Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> commitTs) {
+    if (!txn.active())
+        return Status::IllegalOperation("no transaction is running: nothing to commit");
+    if (commitTs && txn.hasReadTs() && *commitTs < txn.readTs()) {
+        Timestamp readTs = txn.readTs();
+        abort(txn);
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} is older than the transaction's read timestamp {}; the "
+            "transaction was rolled back",
+            *commitTs, readTs));
+    }
+    if (txn.writes_.empty()) {
+        // Read-only: nothing to timestamp, but a given timestamp must still be legal.
+        if (commitTs) {
+            Status s;
+            {
+                std::lock_guard lock(mutex_);
+                s = checkCommitTsLocked(*commitTs);
+            }
+            if (!s.ok()) {
+                abort(txn);
+                return Status(s.code(), s.message() + "; the transaction was rolled back");
+            }
+            txn.commitTs_ = *commitTs;
+        }
+        finish(txn, TxnState::kCommitted);
+        return Status::OK();
+    }
+
+    Timestamp ts = commitTs ? *commitTs : txn.commitTs_;
+    bool assigned = ts == kNoTimestamp;
+    Status tsStatus;
+    {
+        std::lock_guard lock(mutex_);
+        if (assigned)
+            ts = std::max({clock_, stable_, oldest_}) + 1;
+        else
+            tsStatus = checkCommitTsLocked(ts);
+        if (tsStatus.ok()) {
+            clock_ = std::max(clock_, ts);
+            txn.commitTs_ = ts;  // from here all_durable stays below ts until we finish
+        }
+    }
+    if (!tsStatus.ok()) {
+        abort(txn);
+        return Status(tsStatus.code(), tsStatus.message() + "; the transaction was rolled back");
+    }
+    if (!assigned) {
+        // A caller's timestamp must not go behind a key's newest commit. The
+        // version below ours cannot change while ours is uncommitted on top
+        // (any other writer conflicts), so this check needs no lock.
+        for (const WriteRecord& w : txn.writes_) {
+            const Update* prev = supersededBy(w.update, txn.id_);
+            if (prev && prev->state() == UpdateState::kCommitted && prev->startTs() > ts) {
+                Timestamp prevTs = prev->startTs();
+                abort(txn);
+                return Status::InvalidArgument(fmt::format(
+                    "commit timestamp {} is older than timestamp {} of a newer committed "
+                    "version of a key it writes; the transaction was rolled back",
+                    ts, prevTs));
+            }
+        }
+    }
+    for (const WriteRecord& w : txn.writes_)
+        w.update->markCommitted(ts, ts);
+    finish(txn, TxnState::kCommitted);
+    return Status::OK();
+}
+
+void TransactionManager::abort(Transaction& txn) {
+    if (!txn.active())
+        return;
+    for (const WriteRecord& w : txn.writes_)
+        w.update->markAborted();
+    finish(txn, TxnState::kAborted);
+}
+
+Status TransactionManager::setOldest(Timestamp ts) {
+    std::lock_guard lock(mutex_);
+    if (ts < oldest_)
+        return Status::InvalidArgument(fmt::format(
+            "oldest timestamp {} is older than the current oldest timestamp {}; it only moves "
+            "forward",
+            ts, oldest_));
+    if (stable_ != kNoTimestamp && ts > stable_)
+        return Status::InvalidArgument(fmt::format(
+            "oldest timestamp {} is newer than the stable timestamp {}; oldest must not pass "
+            "stable",
+            ts, stable_));
+    oldest_ = ts;
+    clock_ = std::max(clock_, ts);
+    return Status::OK();
+}
+
+Status TransactionManager::setStable(Timestamp ts) {
+    std::lock_guard lock(mutex_);
+    if (ts < stable_)
+        return Status::InvalidArgument(fmt::format(
+            "stable timestamp {} is older than the current stable timestamp {}; it only moves "
+            "forward",
+            ts, stable_));
+    if (ts < oldest_)
+        return Status::InvalidArgument(fmt::format(
+            "stable timestamp {} is older than the oldest timestamp {}; stable must not fall "
+            "behind oldest",
+            ts, oldest_));
+    stable_ = ts;
+    clock_ = std::max(clock_, ts);
+    return Status::OK();
+}
+
+Timestamp TransactionManager::allDurableLocked() const {
+    Timestamp result = maxCommitted_;
+    for (const Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->commitTs_ != kNoTimestamp)
+            result = std::min(result, t->commitTs_ - 1);
+    }
+    return result;
+}
+
+Timestamp TransactionManager::oldestReaderLocked(const Transaction** who) const {
+    Timestamp oldest = kNoTimestamp;
+    for (const Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->readTs_ != kNoTimestamp && (oldest == kNoTimestamp || t->readTs_ < oldest)) {
+            oldest = t->readTs_;
+            if (who)
+                *who = t;
+        }
+    }
+    return oldest;
+}
+
+Timestamps TransactionManager::timestamps() const {
+    std::lock_guard lock(mutex_);
+    Timestamps out;
+    out.clock = clock_;
+    out.oldest = oldest_;
+    out.stable = stable_;
+    out.allDurable = allDurableLocked();
+    out.oldestReader = oldestReaderLocked(nullptr);
+    // As WiredTiger: nothing is pinned until an oldest timestamp is set.
+    out.pinned = out.oldestReader == kNoTimestamp ? oldest_ : std::min(oldest_, out.oldestReader);
+    return out;
+}
+
+MvccStats TransactionManager::stats() const {
+    MvccStats s;
+    s.begun = begun_.load(std::memory_order_relaxed);
+    s.committed = committed_.load(std::memory_order_relaxed);
+    s.aborted = aborted_.load(std::memory_order_relaxed);
+    s.writeConflicts = writeConflicts_.load(std::memory_order_relaxed);
+    s.retries = retries_.load(std::memory_order_relaxed);
+    std::lock_guard lock(mutex_);
+    s.active = activeCount_;
+    const Transaction* who = nullptr;
+    s.oldestReadTs = oldestReaderLocked(&who);
+    if (who)
+        s.oldestReaderAgeMicros = nowMicros() - who->beginMicros_;
+    return s;
+}
+
+}  // namespace mvkv::mvcc

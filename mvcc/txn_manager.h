@@ -1,0 +1,119 @@
+// TransactionManager: the engine-wide MVCC state — transaction ids, the table
+// of running transactions, the timestamp clock, and the global timestamps
+// oldest / stable / all_durable (WiredTiger's names and rules).
+//
+// Timestamp rules (each refusal is InvalidArgument naming both numbers):
+// - a commit timestamp must be > stable, >= oldest, and >= the newest
+//   committed timestamp of every key the transaction wrote; a commit that
+//   breaks a rule rolls the transaction back and says so;
+// - a read timestamp below oldest is refused, or rounded up to oldest when the
+//   caller asks for round-up;
+// - oldest and stable only move forward, and oldest <= stable.
+// The clock hands out commit timestamps to commits that give none; it moves
+// past every timestamp it sees, so an assigned timestamp is newer than every
+// committed one.
+//
+// Thread safety: every method may be called from any thread. A given
+// Transaction is used by one thread at a time. Reads of update chains take no
+// lock; begin/first write/commit/abort take a short internal mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "mvcc/mvcc_stats.h"
+#include "mvcc/timestamp.h"
+#include "mvcc/transaction.h"
+#include "util/status.h"
+
+namespace mvkv::mvcc {
+
+struct BeginOptions {
+    Timestamp readTs = kNoTimestamp;  // kNoTimestamp: read the newest commits
+    bool roundUpReadTs = false;       // read ts below oldest -> oldest
+};
+
+/// query_timestamp: all of the engine's timestamps at one moment.
+struct Timestamps {
+    Timestamp clock = kNoTimestamp;        // newest timestamp seen or handed out
+    Timestamp oldest = kNoTimestamp;       // reads below it are refused
+    Timestamp stable = kNoTimestamp;       // what a checkpoint makes durable
+    Timestamp allDurable = kNoTimestamp;   // no-holes point
+    Timestamp oldestReader = kNoTimestamp; // smallest read ts of a running txn (0: none)
+    Timestamp pinned = kNoTimestamp;       // min(oldest, oldestReader); 0 until oldest is set
+};
+
+enum class WriteKind : uint8_t { kValue, kTombstone };
+
+class TransactionManager {
+  public:
+    TransactionManager() = default;
+    TransactionManager(const TransactionManager&) = delete;
+    TransactionManager& operator=(const TransactionManager&) = delete;
+    /// Every transaction must have ended.
+    ~TransactionManager() = default;
+
+    /// Starts `txn` (which must be idle or ended): takes its snapshot and
+    /// checks the read timestamp. IllegalOperation if already active.
+    Status begin(Transaction& txn, const BeginOptions& options = {});
+
+    /// WiredTiger's timestamp_transaction: fixes the commit timestamp before
+    /// commit. all_durable stays below it until the transaction ends.
+    Status setCommitTimestamp(Transaction& txn, Timestamp ts);
+
+    /// Writes a new version of `chain` for `txn`: the eager write-conflict
+    /// check, then a compare-and-swap onto the head. WriteConflict (nothing
+    /// written) when the newest non-aborted version is not visible to `txn`.
+    Status write(Transaction& txn, UpdateChain& chain, WriteKind kind, std::string_view value,
+                 uint32_t collection);
+
+    /// True when a write by `txn` to `chain` would conflict now.
+    bool wouldConflict(const Transaction& txn, const UpdateChain& chain) const;
+
+    /// Commits with `commitTs`, or the timestamp set earlier, or the clock's
+    /// next. On a broken timestamp rule the transaction is rolled back and
+    /// the status says so. A read-only transaction needs no timestamp.
+    Status commit(Transaction& txn, std::optional<Timestamp> commitTs = std::nullopt);
+
+    /// Rolls back: every update is marked aborted. No-op when not active.
+    void abort(Transaction& txn);
+
+    Status setOldest(Timestamp ts);
+    Status setStable(Timestamp ts);
+    Timestamps timestamps() const;
+
+    /// Counters (begun, committed, ...) and the oldest reader.
+    MvccStats stats() const;
+    /// Counted by the engine's retry loops.
+    void noteWriteConflict() { writeConflicts_.fetch_add(1, std::memory_order_relaxed); }
+    void noteRetry() { retries_.fetch_add(1, std::memory_order_relaxed); }
+
+  private:
+    // All below require mutex_.
+    void linkActive(Transaction& txn);
+    void unlinkActive(Transaction& txn);
+    Status checkCommitTsLocked(Timestamp ts) const;
+    Timestamp allDurableLocked() const;
+    Timestamp oldestReaderLocked(const Transaction** who) const;
+    void finish(Transaction& txn, TxnState endState);
+
+    mutable std::mutex mutex_;
+    Transaction* activeHead_ = nullptr;  // running transactions, newest first
+    size_t activeCount_ = 0;
+    TxnId nextId_ = 1;
+    Timestamp clock_ = kNoTimestamp;
+    Timestamp oldest_ = kNoTimestamp;
+    Timestamp stable_ = kNoTimestamp;
+    Timestamp maxCommitted_ = kNoTimestamp;  // newest commit ts of a finished txn
+
+    std::atomic<uint64_t> begun_{0};
+    std::atomic<uint64_t> committed_{0};
+    std::atomic<uint64_t> aborted_{0};
+    std::atomic<uint64_t> writeConflicts_{0};
+    std::atomic<uint64_t> retries_{0};
+};
+
+}  // namespace mvkv::mvcc
