@@ -26,6 +26,28 @@ const Update* supersededBy(const Update* u, TxnId self) {
     return nullptr;
 }
 
+// The newest version a writer must be able to see: aborted ones do not count.
+const Update* newestLive(const Update* head) {
+    while (head && head->state() == UpdateState::kAborted)
+        head = head->next();
+    return head;
+}
+
+Status conflictStatus(const Transaction& txn, const Update& newest) {
+    if (newest.state() == UpdateState::kUncommitted)
+        return Status::WriteConflict(fmt::format(
+            "transaction {} is writing this key and has not finished", newest.txnId()));
+    if (txn.hasReadTs() && newest.startTs() > txn.readTs())
+        return Status::WriteConflict(
+            fmt::format("the key was committed at timestamp {}, after this transaction's read "
+                        "timestamp {}",
+                        newest.startTs(), txn.readTs()));
+    return Status::WriteConflict(
+        fmt::format("the key was committed by transaction {} at timestamp {}, after this "
+                    "transaction's snapshot was taken",
+                    newest.txnId(), newest.startTs()));
+}
+
 }  // namespace
 
 void TransactionManager::linkActive(Transaction& txn) {
@@ -111,12 +133,15 @@ Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
 }
 
 bool TransactionManager::wouldConflict(const Transaction& txn, const UpdateChain& chain) const {
-    for (const Update* p = chain.head(); p; p = p->next()) {
-        if (p->state() == UpdateState::kAborted)
-            continue;
-        return !txn.canSee(p);
-    }
-    return false;
+    const Update* newest = newestLive(chain.head());
+    return newest && !txn.canSee(newest);
+}
+
+Status TransactionManager::checkWrite(const Transaction& txn, const UpdateChain& chain) const {
+    const Update* newest = newestLive(chain.head());
+    if (newest && !txn.canSee(newest))
+        return conflictStatus(txn, *newest);
+    return Status::OK();
 }
 
 Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind kind,
@@ -131,24 +156,11 @@ Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind
     Update* mine = nullptr;
     while (true) {
         Update* head = chain.head();
-        const Update* newest = head;
-        while (newest && newest->state() == UpdateState::kAborted)
-            newest = newest->next();
+        const Update* newest = newestLive(head);
         if (newest && !txn.canSee(newest)) {
             if (mine)
                 Update::destroy(mine);
-            if (newest->state() == UpdateState::kUncommitted)
-                return Status::WriteConflict(fmt::format(
-                    "transaction {} is writing this key and has not finished", newest->txnId()));
-            if (txn.hasReadTs() && newest->startTs() > txn.readTs())
-                return Status::WriteConflict(fmt::format(
-                    "the key was committed at timestamp {}, after this transaction's read "
-                    "timestamp {}",
-                    newest->startTs(), txn.readTs()));
-            return Status::WriteConflict(fmt::format(
-                "the key was committed by transaction {} at timestamp {}, after this "
-                "transaction's snapshot was taken",
-                newest->txnId(), newest->startTs()));
+            return conflictStatus(txn, *newest);
         }
         if (!mine)
             mine = Update::make(txn.id_, kind == WriteKind::kTombstone, value);

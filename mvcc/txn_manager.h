@@ -72,6 +72,8 @@ class TransactionManager {
 
     /// True when a write by `txn` to `chain` would conflict now.
     bool wouldConflict(const Transaction& txn, const UpdateChain& chain) const;
+    /// The WriteConflict write() would return now, or OK.
+    Status checkWrite(const Transaction& txn, const UpdateChain& chain) const;
 
     /// Commits with `commitTs`, or the timestamp set earlier, or the clock's
     /// next. On a broken timestamp rule the transaction is rolled back and
@@ -89,7 +91,7 @@ class TransactionManager {
     MvccStats stats() const;
     /// Counted by the engine's retry loops.
     void noteWriteConflict() { writeConflicts_.fetch_add(1, std::memory_order_relaxed); }
-    void noteRetry() { retries_.fetch_add(1, std::memory_order_relaxed); }
+    void noteRetries(uint64_t n) { retries_.fetch_add(n, std::memory_order_relaxed); }
 
   private:
     // All below require mutex_.

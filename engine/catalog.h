@@ -1,0 +1,47 @@
+// Catalog: the databases and collections of an engine.
+//
+// A database exists while it has collections (as in MongoDB). Callers take
+// the lock-manager locks (create/drop: X on the collection; drop database: X
+// on the database) before calling the mutating methods; the catalog's own
+// mutex only keeps its map consistent.
+//
+// Thread safety: all methods may be called concurrently.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "engine/collection.h"
+
+namespace mvkv::engine {
+
+class Catalog {
+  public:
+    explicit Catalog(EpochManager& epochs) : epochs_(epochs) {}
+
+    /// NamespaceExists when present.
+    StatusWith<std::shared_ptr<Collection>> create(const Namespace& ns);
+    /// NamespaceNotFound when absent. The collection is marked dropped and
+    /// freed when its last user lets go.
+    Status drop(const Namespace& ns);
+    /// Drops every collection of `db`; NamespaceNotFound when it has none.
+    StatusWith<size_t> dropDatabase(std::string_view db);
+
+    /// Null when absent.
+    std::shared_ptr<Collection> lookup(std::string_view ns) const;
+    std::vector<std::string> databases() const;
+    /// Collection names (without the db prefix) of `db`, sorted.
+    std::vector<std::string> collections(std::string_view db) const;
+    std::vector<std::shared_ptr<Collection>> all() const;
+
+  private:
+    EpochManager& epochs_;
+    mutable std::shared_mutex mutex_;
+    std::map<std::string, std::shared_ptr<Collection>, std::less<>> byNs_;
+    uint32_t nextId_ = 1;
+};
+
+}  // namespace mvkv::engine

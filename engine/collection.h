@@ -1,0 +1,66 @@
+// Collection: one B+tree of key -> update chain, plus its accounting.
+//
+// Chains are created on first write to a key and live as long as the
+// collection (the history-store sweep of a later issue removes chains of keys
+// that end as obsolete tombstones, through the tree's removeIf hook and the
+// EpochManager).
+//
+// Thread safety: all methods may be called concurrently. The collection is
+// shared (shared_ptr) by the catalog and by operations that use it; a dropped
+// collection stays valid for those still holding it and is freed after.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "btree/btree.h"
+#include "engine/namespace.h"
+#include "lockmgr/raii_locks.h"
+#include "mvcc/update.h"
+#include "util/epoch.h"
+
+namespace mvkv::engine {
+
+class Collection {
+  public:
+    Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs, EpochManager& epochs);
+    ~Collection();  // frees every chain; no concurrent users remain by then
+    Collection(const Collection&) = delete;
+    Collection& operator=(const Collection&) = delete;
+
+    uint32_t id() const { return id_; }
+    const Namespace& ns() const { return ns_; }
+    const lockmgr::LockNamespace& lockNs() const { return lockNs_; }
+    const BTree& tree() const { return tree_; }
+
+    /// The chain of `key`, or null when the key was never written.
+    mvcc::UpdateChain* findChain(std::string_view key) const;
+    /// The chain of `key`, created empty when absent.
+    mvcc::UpdateChain* getOrCreateChain(std::string_view key);
+
+    /// Set under the collection's X lock by drop; operations that find it set
+    /// look the namespace up again.
+    bool dropped() const { return dropped_.load(std::memory_order_acquire); }
+    void markDropped() { dropped_.store(true, std::memory_order_release); }
+
+    /// Live keys and their key+value bytes at the newest commit, maintained
+    /// by committing transactions.
+    void addCommitted(int64_t keys, int64_t bytes) {
+        keys_.fetch_add(keys, std::memory_order_relaxed);
+        bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    int64_t keys() const { return keys_.load(std::memory_order_relaxed); }
+    int64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+  private:
+    const uint32_t id_;
+    const Namespace ns_;
+    const lockmgr::LockNamespace lockNs_;
+    BTree tree_;
+    std::atomic<bool> dropped_{false};
+    std::atomic<int64_t> keys_{0};
+    std::atomic<int64_t> bytes_{0};
+};
+
+}  // namespace mvkv::engine

@@ -1,0 +1,111 @@
+#include "engine/cursor.h"
+
+#include "engine/engine.h"
+#include "engine/session.h"
+
+namespace mvkv::engine {
+
+Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
+               std::optional<lockmgr::AutoGetCollection> locks, bool ownTxn)
+    : session_(session),
+      coll_(std::move(coll)),
+      locks_(std::move(locks)),
+      generation_(session.txnGeneration_),
+      treeCursor_(coll_->tree()) {
+    if (ownTxn) {
+        ownTxn_ = std::make_unique<mvcc::Transaction>();
+        // A fresh transaction with no read timestamp cannot be refused.
+        session_.engine_.txns_.begin(*ownTxn_).ignore();
+    }
+    ++session_.openCursors_;
+}
+
+Cursor::~Cursor() {
+    if (ownTxn_)
+        session_.engine_.txns_.commit(*ownTxn_).ignore();  // read-only
+    locks_.reset();
+    --session_.openCursors_;
+}
+
+const mvcc::Transaction& Cursor::txn() const { return ownTxn_ ? *ownTxn_ : session_.txn_; }
+
+Status Cursor::check() const {
+    if (!ownTxn_ && (generation_ != session_.txnGeneration_ || !session_.txn_.active()))
+        return Status::IllegalOperation(
+            "the transaction this cursor read in has ended; open a new cursor");
+    return Status::OK();
+}
+
+void Cursor::settle(bool forward) {
+    valid_ = false;
+    auto guard = session_.engine_.epochs_.pin();
+    const mvcc::Transaction& t = txn();
+    while (treeCursor_.valid()) {
+        const auto* chain = static_cast<const mvcc::UpdateChain*>(treeCursor_.value());
+        const mvcc::Update* u = t.findVisible(*chain);
+        if (u && !u->isTombstone()) {
+            key_.assign(treeCursor_.key());
+            value_.assign(u->value());
+            valid_ = true;
+            return;
+        }
+        if (forward)
+            treeCursor_.next();
+        else
+            treeCursor_.prev();
+    }
+}
+
+Status Cursor::seek(std::string_view key) {
+    if (Status s = check(); !s.ok())
+        return s;
+    treeCursor_.seek(key);
+    settle(true);
+    return Status::OK();
+}
+
+Status Cursor::seekForPrev(std::string_view key) {
+    if (Status s = check(); !s.ok())
+        return s;
+    treeCursor_.seekForPrev(key);
+    settle(false);
+    return Status::OK();
+}
+
+Status Cursor::first() {
+    if (Status s = check(); !s.ok())
+        return s;
+    treeCursor_.seekFirst();
+    settle(true);
+    return Status::OK();
+}
+
+Status Cursor::last() {
+    if (Status s = check(); !s.ok())
+        return s;
+    treeCursor_.seekLast();
+    settle(false);
+    return Status::OK();
+}
+
+Status Cursor::next() {
+    if (Status s = check(); !s.ok())
+        return s;
+    if (!valid_)
+        return Status::OK();
+    treeCursor_.next();
+    settle(true);
+    return Status::OK();
+}
+
+Status Cursor::prev() {
+    if (Status s = check(); !s.ok())
+        return s;
+    if (!valid_)
+        return Status::OK();
+    treeCursor_.prev();
+    settle(false);
+    return Status::OK();
+}
+
+}  // namespace mvkv::engine

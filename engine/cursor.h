@@ -1,0 +1,67 @@
+// Cursor: ordered iteration over one collection at a snapshot.
+//
+// Positions only on keys with a live version visible to the cursor's
+// transaction (tombstones and invisible versions are skipped); in an
+// explicit transaction that includes the transaction's own writes, made
+// before or after the cursor was opened. Every positioning call returns OK
+// (check valid()) or an error: IllegalOperation once the transaction the
+// cursor belongs to has ended.
+//
+// Thread safety: one thread at a time, the session's. Destroy before the
+// session.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "btree/btree.h"
+#include "engine/collection.h"
+#include "lockmgr/raii_locks.h"
+#include "mvcc/transaction.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+class Session;
+
+class Cursor {
+  public:
+    ~Cursor();
+    Cursor(const Cursor&) = delete;
+    Cursor& operator=(const Cursor&) = delete;
+
+    Status seek(std::string_view key);        // first key >= key
+    Status seekForPrev(std::string_view key); // last key <= key
+    Status first();
+    Status last();
+    Status next();
+    Status prev();
+
+    bool valid() const { return valid_; }
+    /// Valid until the cursor moves.
+    std::string_view key() const { return key_; }
+    std::string_view value() const { return value_; }
+
+  private:
+    friend class Session;
+    Cursor(Session& session, std::shared_ptr<Collection> coll,
+           std::optional<lockmgr::AutoGetCollection> locks, bool ownTxn);
+    Status check() const;
+    const mvcc::Transaction& txn() const;
+    /// Moves the tree cursor in `forward` direction until a visible live key.
+    void settle(bool forward);
+
+    Session& session_;
+    std::shared_ptr<Collection> coll_;
+    std::optional<lockmgr::AutoGetCollection> locks_;  // only with a txn of its own
+    std::unique_ptr<mvcc::Transaction> ownTxn_;
+    uint64_t generation_;
+    BTree::Cursor treeCursor_;
+    bool valid_ = false;
+    std::string key_;
+    std::string value_;
+};
+
+}  // namespace mvkv::engine

@@ -1,0 +1,119 @@
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <nlohmann/json.hpp>
+
+#include "engine/session.h"
+
+namespace mvkv::engine {
+
+namespace {
+
+// The B+tree stores keys of any length, but one write's key is bounded so a
+// single key cannot take a node's worth of memory.
+constexpr size_t kMaxKeyLimit = 64 * 1024;
+constexpr size_t kMaxValueLimit = size_t{1} << 30;
+
+}  // namespace
+
+StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
+    if (options.maxKeyBytes == 0 || options.maxKeyBytes > kMaxKeyLimit)
+        return Status::InvalidArgument(fmt::format(
+            "maxKeyBytes {} is out of range; use 1..{}", options.maxKeyBytes, kMaxKeyLimit));
+    if (options.maxValueBytes == 0 || options.maxValueBytes > kMaxValueLimit)
+        return Status::InvalidArgument(fmt::format("maxValueBytes {} is out of range; use 1..{}",
+                                                   options.maxValueBytes, kMaxValueLimit));
+    if (options.writeConflictRetryTimeout.count() < 0)
+        return Status::InvalidArgument("writeConflictRetryTimeout must not be negative");
+    if (options.lockTimeout && options.lockTimeout->count() < 0)
+        return Status::InvalidArgument("lockTimeout must not be negative");
+    if (options.locks.readTickets < 0 || options.locks.writeTickets < 0)
+        return Status::InvalidArgument("ticket counts must not be negative");
+    return std::unique_ptr<Engine>(new Engine(std::move(options)));
+}
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)), lockManager_(options_.locks), catalog_(epochs_) {}
+
+Engine::~Engine() { assert(sessions_.load() == 0 && "destroy every Session before its Engine"); }
+
+std::unique_ptr<Session> Engine::openSession() {
+    static std::atomic<uint64_t> nextSessionId{1};
+    return std::unique_ptr<Session>(new Session(*this, nextSessionId.fetch_add(1)));
+}
+
+EngineStats Engine::stats() const {
+    EngineStats out;
+    out.transactions = txns_.stats();
+    out.timestamps = txns_.timestamps();
+    out.sessions = sessions_.load(std::memory_order_relaxed);
+    uint64_t totalChains = 0;
+    uint64_t totalUpdates = 0;
+    auto guard = epochs_.pin();
+    for (const auto& coll : catalog_.all()) {
+        CollectionStats cs;
+        cs.ns = coll->ns().ns();
+        cs.keys = coll->keys();
+        cs.bytes = coll->bytes();
+        BTree::Stats ts = coll->tree().stats();
+        cs.treeHeight = ts.height;
+        cs.treeBytes = ts.bytes;
+        BTree::Cursor c(coll->tree());
+        for (c.seekFirst(); c.valid(); c.next()) {
+            const auto* chain = static_cast<const mvcc::UpdateChain*>(c.value());
+            uint64_t len = chain->length();
+            ++cs.chains;
+            cs.updates += len;
+            cs.maxChainLength = std::max(cs.maxChainLength, len);
+            cs.chainBytes += chain->footprint();
+        }
+        totalChains += cs.chains;
+        totalUpdates += cs.updates;
+        out.maxChainLength = std::max(out.maxChainLength, cs.maxChainLength);
+        out.collections.push_back(std::move(cs));
+    }
+    out.meanChainLength =
+        totalChains ? static_cast<double>(totalUpdates) / static_cast<double>(totalChains) : 0.0;
+    return out;
+}
+
+std::string Engine::statsJson() const {
+    EngineStats s = stats();
+    nlohmann::json j;
+    const auto& t = s.transactions;
+    j["transactions"] = {{"begun", t.begun},
+                         {"committed", t.committed},
+                         {"aborted", t.aborted},
+                         {"active", t.active},
+                         {"writeConflicts", t.writeConflicts},
+                         {"retries", t.retries},
+                         {"oldestReadTimestamp", t.oldestReadTs},
+                         {"oldestReaderAgeMicros", t.oldestReaderAgeMicros}};
+    const auto& ts = s.timestamps;
+    j["timestamps"] = {{"clock", ts.clock},
+                       {"oldest", ts.oldest},
+                       {"stable", ts.stable},
+                       {"all_durable", ts.allDurable},
+                       {"oldest_reader", ts.oldestReader},
+                       {"pinned", ts.pinned}};
+    j["updateChains"] = {{"maxLength", s.maxChainLength}, {"meanLength", s.meanChainLength}};
+    nlohmann::json colls = nlohmann::json::object();
+    for (const auto& c : s.collections) {
+        colls[c.ns] = {{"keys", c.keys},
+                       {"bytes", c.bytes},
+                       {"chains", c.chains},
+                       {"updates", c.updates},
+                       {"maxChainLength", c.maxChainLength},
+                       {"chainBytes", c.chainBytes},
+                       {"treeHeight", c.treeHeight},
+                       {"treeBytes", c.treeBytes}};
+    }
+    j["collections"] = std::move(colls);
+    j["sessions"] = s.sessions;
+    j["locks"] = nlohmann::json::parse(lockManager_.serverStatusJson());
+    return j.dump();
+}
+
+}  // namespace mvkv::engine

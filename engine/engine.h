@@ -1,0 +1,76 @@
+// Engine: an open mvkv database — the catalog of collections, the
+// transaction manager, the lock manager — and the factory of sessions.
+//
+// Usage:
+//   auto engine = Engine::open({});            // in memory
+//   auto session = engine.value()->openSession();
+//   session->createCollection("app.users");
+//   session->put("app.users", "alice", "1");
+//
+// Thread safety: every Engine method may be called from any thread. Sessions
+// are one per thread at a time. Every Session (and Cursor) must be destroyed
+// before its Engine.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "engine/catalog.h"
+#include "engine/engine_options.h"
+#include "engine/engine_stats.h"
+#include "lockmgr/lock_manager.h"
+#include "mvcc/txn_manager.h"
+#include "util/epoch.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+class Session;
+
+class Engine {
+  public:
+    /// Opens an engine. InvalidArgument for impossible options (a zero key
+    /// limit, ...).
+    static StatusWith<std::unique_ptr<Engine>> open(EngineOptions options = {});
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    std::unique_ptr<Session> openSession();
+
+    /// WiredTiger's set_timestamp / query_timestamp.
+    Status setOldestTimestamp(mvcc::Timestamp ts) { return txns_.setOldest(ts); }
+    Status setStableTimestamp(mvcc::Timestamp ts) { return txns_.setStable(ts); }
+    mvcc::Timestamps timestamps() const { return txns_.timestamps(); }
+
+    std::vector<std::string> listDatabases() const { return catalog_.databases(); }
+    std::vector<std::string> listCollections(std::string_view db) const {
+        return catalog_.collections(db);
+    }
+
+    /// Every figure at once. Walks every update chain for the chain figures:
+    /// O(keys), meant for shells, tests and benchmarks, not hot paths.
+    EngineStats stats() const;
+    /// stats() plus the lock manager's serverStatus sections, as JSON.
+    std::string statsJson() const;
+
+    const EngineOptions& options() const { return options_; }
+    lockmgr::LockManager& lockManager() { return lockManager_; }
+    mvcc::TransactionManager& transactions() { return txns_; }
+    Catalog& catalog() { return catalog_; }
+
+  private:
+    explicit Engine(EngineOptions options);
+    friend class Session;
+    friend class Cursor;
+
+    EngineOptions options_;
+    mutable EpochManager epochs_;  // outlives every tree below; pinned by const readers
+    lockmgr::LockManager lockManager_;
+    mvcc::TransactionManager txns_;
+    Catalog catalog_;
+    std::atomic<uint64_t> sessions_{0};
+};
+
+}  // namespace mvkv::engine

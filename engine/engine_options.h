@@ -1,0 +1,35 @@
+// EngineOptions: how an engine is opened. Every field has a usable default.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "lockmgr/lock_manager.h"
+
+namespace mvkv::engine {
+
+struct EngineOptions {
+    /// Data directory. Accepted and recorded; the engine keeps its data in
+    /// memory until the oplog (write-ahead log) lands, so nothing is written
+    /// there yet. Empty, or inMemory, means no files at all.
+    std::string path;
+    bool inMemory = true;
+
+    /// Limits on what one write may carry; larger is InvalidArgument.
+    size_t maxKeyBytes = 4 * 1024;
+    size_t maxValueBytes = 16 * 1024 * 1024;
+
+    /// How long an implicit single-operation write keeps retrying after
+    /// write conflicts before it returns WriteConflict (MongoDB: forever;
+    /// here a deadline, so a harness never hangs). Sessions may override.
+    std::chrono::milliseconds writeConflictRetryTimeout{5000};
+    /// Longest wait for a lock (and ticket) per operation; nullopt waits as
+    /// long as it takes, as MongoDB does by default. Sessions may override.
+    std::optional<std::chrono::milliseconds> lockTimeout;
+
+    lockmgr::LockManagerOptions locks;
+};
+
+}  // namespace mvkv::engine

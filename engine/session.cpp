@@ -1,0 +1,392 @@
+#include "engine/session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <unordered_set>
+
+#include "engine/cursor.h"
+#include "engine/engine.h"
+#include "mvcc/write_conflict_retry.h"
+#include "util/printable.h"
+
+namespace mvkv::engine {
+
+using lockmgr::LockMode;
+
+Session::Session(Engine& engine, uint64_t id)
+    : engine_(engine),
+      id_(id),
+      locker_(engine.lockManager_),
+      lockTimeout_(engine.options_.lockTimeout),
+      retryTimeout_(engine.options_.writeConflictRetryTimeout) {
+    engine_.sessions_.fetch_add(1, std::memory_order_relaxed);
+}
+
+Session::~Session() {
+    assert(openCursors_ == 0 && "destroy every Cursor before its Session");
+    if (txn_.active())
+        abortTxn();
+    endExplicit();
+    engine_.sessions_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Deadline Session::lockDeadline() const {
+    return lockTimeout_ ? Deadline::in(*lockTimeout_) : Deadline::never();
+}
+
+Status Session::checkKey(std::string_view key) const {
+    if (key.size() > engine_.options_.maxKeyBytes)
+        return Status::InvalidArgument(fmt::format("key is {} bytes; the limit is {} (maxKeyBytes)",
+                                                   key.size(), engine_.options_.maxKeyBytes));
+    return Status::OK();
+}
+
+Status Session::checkValue(std::string_view value) const {
+    if (value.size() > engine_.options_.maxValueBytes)
+        return Status::InvalidArgument(
+            fmt::format("value is {} bytes; the limit is {} (maxValueBytes)", value.size(),
+                        engine_.options_.maxValueBytes));
+    return Status::OK();
+}
+
+StatusWith<std::shared_ptr<Collection>> Session::access(
+    std::string_view ns, LockMode mode, std::optional<lockmgr::AutoGetCollection>& opLocks) {
+    auto parsed = Namespace::parse(ns);
+    if (!parsed.ok())
+        return parsed.status();
+    if (explicit_) {
+        auto held = std::find_if(txnLockModes_.begin(), txnLockModes_.end(),
+                                 [&](const HeldLock& h) { return h.ns == ns; });
+        bool covered = held != txnLockModes_.end() &&
+                       (held->mode == mode || held->mode == LockMode::kIX);
+        if (!covered) {
+            lockmgr::AutoGetCollection locks(locker_, ns, mode, lockDeadline());
+            if (!locks.status().ok())
+                return locks.status();
+            txnLocks_.push_back(std::move(locks));
+            if (held != txnLockModes_.end())
+                held->mode = mode;  // IS -> IX
+            else
+                txnLockModes_.push_back({std::string(ns), mode});
+        }
+    } else {
+        opLocks.emplace(locker_, ns, mode, lockDeadline());
+        if (!opLocks->status().ok())
+            return opLocks->status();
+    }
+    std::shared_ptr<Collection> coll = engine_.catalog_.lookup(ns);
+    if (!coll)
+        return Status::NamespaceNotFound(
+            fmt::format("collection {} does not exist; create it first", printable(ns)));
+    if (explicit_ && std::find(txnCollections_.begin(), txnCollections_.end(), coll) ==
+                         txnCollections_.end())
+        txnCollections_.push_back(coll);
+    return coll;
+}
+
+// --- catalog ---
+
+Status Session::createCollection(std::string_view ns) {
+    auto parsed = Namespace::parse(ns);
+    if (!parsed.ok())
+        return parsed.status();
+    if (parsed.value().db() == Namespace::kLocalDb)
+        return Status::InvalidArgument(
+            "database 'local' is reserved for the engine (the oplog lives there)");
+    if (explicit_)
+        return Status::IllegalOperation(
+            "cannot create a collection inside a transaction; commit or abort it first");
+    lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+    if (!locks.status().ok())
+        return locks.status();
+    return engine_.catalog_.create(parsed.value()).status();
+}
+
+Status Session::dropCollection(std::string_view ns) {
+    auto parsed = Namespace::parse(ns);
+    if (!parsed.ok())
+        return parsed.status();
+    if (parsed.value().db() == Namespace::kLocalDb)
+        return Status::InvalidArgument("database 'local' is reserved for the engine");
+    if (explicit_)
+        return Status::IllegalOperation(
+            "cannot drop a collection inside a transaction; commit or abort it first");
+    lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+    if (!locks.status().ok())
+        return locks.status();
+    return engine_.catalog_.drop(parsed.value());
+}
+
+Status Session::dropDatabase(std::string_view db) {
+    if (Status s = Namespace::checkDbName(db); !s.ok())
+        return s;
+    if (db == Namespace::kLocalDb)
+        return Status::InvalidArgument("database 'local' is reserved for the engine");
+    if (explicit_)
+        return Status::IllegalOperation(
+            "cannot drop a database inside a transaction; commit or abort it first");
+    lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
+    if (!lock.status().ok())
+        return lock.status();
+    return engine_.catalog_.dropDatabase(db).status();
+}
+
+// --- transactions ---
+
+Status Session::begin(const TxnOptions& options) {
+    if (explicit_)
+        return Status::IllegalOperation(
+            "a transaction is already running in this session; commit or abort it first");
+    Status s = engine_.txns_.begin(txn_, {options.readTs, options.roundUpReadTs});
+    if (s.ok())
+        explicit_ = true;
+    return s;
+}
+
+Status Session::timestampTransaction(mvcc::Timestamp commitTs) {
+    if (!explicit_)
+        return Status::IllegalOperation("no transaction is running: begin one first");
+    return engine_.txns_.setCommitTimestamp(txn_, commitTs);
+}
+
+Status Session::commit(std::optional<mvcc::Timestamp> commitTs) {
+    if (!explicit_)
+        return Status::IllegalOperation("no transaction is running: nothing to commit");
+    Status s = commitTxn(commitTs);
+    endExplicit();
+    return s;
+}
+
+Status Session::abort() {
+    if (!explicit_)
+        return Status::IllegalOperation("no transaction is running: nothing to abort");
+    abortTxn();
+    endExplicit();
+    return Status::OK();
+}
+
+Status Session::withTransaction(const std::function<Status(Session&)>& body,
+                                const TxnOptions& options) {
+    if (explicit_)
+        return Status::IllegalOperation(
+            "a transaction is already running in this session; withTransaction starts its own");
+    Deadline deadline = Deadline::in(retryTimeout_);
+    mvcc::RetryCounts counts;
+    Status s = mvcc::writeConflictRetry(
+        deadline, counts,
+        [&]() -> Status {
+            if (Status b = begin(options); !b.ok())
+                return b;
+            Status r = body(*this);
+            if (!r.ok()) {
+                if (explicit_)
+                    abort().ignore();
+                return r;
+            }
+            if (!explicit_)
+                return Status::IllegalOperation(
+                    "the transaction body ended the transaction itself; let withTransaction "
+                    "commit it");
+            return commit();
+        },
+        [] {});
+    if (counts.attempts > 1)
+        engine_.txns_.noteRetries(counts.attempts - 1);
+    lastOpWriteConflicts_ = counts.writeConflicts;
+    return s;
+}
+
+Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
+    Status s = engine_.txns_.commit(txn_, commitTs);
+    if (s.ok())
+        accountCommitted();
+    pending_.clear();
+    return s;
+}
+
+void Session::abortTxn() {
+    engine_.txns_.abort(txn_);
+    pending_.clear();
+}
+
+void Session::endExplicit() {
+    explicit_ = false;
+    ++txnGeneration_;
+    while (!txnLocks_.empty())
+        txnLocks_.pop_back();  // newest first
+    txnLockModes_.clear();
+    txnCollections_.clear();
+}
+
+void Session::accountCommitted() {
+    // Only the newest own version of each key counts; it replaced the newest
+    // committed version below it (stable: nobody writes under ours).
+    const auto& writes = txn_.writes();
+    assert(writes.size() == pending_.size());
+    auto live = [](const mvcc::Update* u) { return u && !u->isTombstone(); };
+    std::unordered_set<const mvcc::UpdateChain*> seen;
+    for (size_t i = writes.size(); i-- > 0;) {
+        const mvcc::WriteRecord& w = writes[i];
+        if (writes.size() > 1 && !seen.insert(w.chain).second)
+            continue;
+        const mvcc::Update* before = w.update->next();
+        while (before && (before->txnId() == txn_.id() ||
+                          before->state() != mvcc::UpdateState::kCommitted))
+            before = before->next();
+        int64_t keyBytes = pending_[i].keyBytes;
+        int64_t keys = (live(w.update) ? 1 : 0) - (live(before) ? 1 : 0);
+        int64_t bytes =
+            (live(w.update) ? keyBytes + static_cast<int64_t>(w.update->value().size()) : 0) -
+            (live(before) ? keyBytes + static_cast<int64_t>(before->value().size()) : 0);
+        if (keys != 0 || bytes != 0)
+            pending_[i].collection->addCommitted(keys, bytes);
+    }
+}
+
+// --- data ---
+
+StatusWith<std::string> Session::read(Collection& coll, std::string_view key) {
+    auto guard = engine_.epochs_.pin();
+    if (mvcc::UpdateChain* chain = coll.findChain(key)) {
+        const mvcc::Update* u = txn_.findVisible(*chain);
+        if (u && !u->isTombstone())
+            return std::string(u->value());
+    }
+    return Status::NotFound(
+        fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
+}
+
+StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) {
+    lastOpWriteConflicts_ = 0;
+    if (Status s = checkKey(key); !s.ok())
+        return s;
+    std::optional<lockmgr::AutoGetCollection> opLocks;
+    auto coll = access(ns, LockMode::kIS, opLocks);
+    if (!coll.ok())
+        return coll.status();
+    if (explicit_)
+        return read(*coll.value(), key);
+    if (Status b = engine_.txns_.begin(txn_); !b.ok())
+        return b;
+    auto result = read(*coll.value(), key);
+    engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
+    return result;
+}
+
+Status Session::put(std::string_view ns, std::string_view key, std::string_view value) {
+    return write(WriteOp::kPut, ns, key, value);
+}
+Status Session::insert(std::string_view ns, std::string_view key, std::string_view value) {
+    return write(WriteOp::kInsert, ns, key, value);
+}
+Status Session::update(std::string_view ns, std::string_view key, std::string_view value) {
+    return write(WriteOp::kUpdate, ns, key, value);
+}
+Status Session::remove(std::string_view ns, std::string_view key) {
+    return write(WriteOp::kRemove, ns, key, {});
+}
+
+Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
+                           std::string_view value) {
+    auto guard = engine_.epochs_.pin();
+    bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
+    mvcc::UpdateChain* chain = creates ? coll.getOrCreateChain(key) : coll.findChain(key);
+    auto notFound = [&] {
+        return Status::NotFound(
+            fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
+    };
+    if (!chain)
+        return notFound();
+    auto& txns = engine_.txns_;
+    Status s = txns.checkWrite(txn_, *chain);
+    if (s.ok()) {
+        const mvcc::Update* visible = txn_.findVisible(*chain);
+        bool exists = visible && !visible->isTombstone();
+        if (op == WriteOp::kInsert && exists)
+            return Status::DuplicateKey(
+                fmt::format("key '{}' already exists in {}", printable(key), coll.ns().ns()));
+        if ((op == WriteOp::kUpdate || op == WriteOp::kRemove) && !exists)
+            return notFound();
+        auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
+        s = txns.write(txn_, *chain, kind, value, coll.id());
+    }
+    if (s.code() == StatusCode::kWriteConflict)
+        return Status::WriteConflict(
+            fmt::format("{} key '{}': {}", coll.ns().ns(), printable(key), s.message()));
+    if (s.ok())
+        pending_.push_back({&coll, static_cast<uint32_t>(key.size())});
+    return s;
+}
+
+Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
+                      std::string_view value) {
+    lastOpWriteConflicts_ = 0;
+    if (Status s = checkKey(key); !s.ok())
+        return s;
+    if (op != WriteOp::kRemove) {
+        if (Status s = checkValue(value); !s.ok())
+            return s;
+    }
+    std::optional<lockmgr::AutoGetCollection> opLocks;
+    auto coll = access(ns, LockMode::kIX, opLocks);
+    if (!coll.ok())
+        return coll.status();
+    auto& txns = engine_.txns_;
+    if (explicit_) {
+        Status s = applyWrite(op, *coll.value(), key, value);
+        if (s.code() == StatusCode::kWriteConflict) {
+            txns.noteWriteConflict();
+            lastOpWriteConflicts_ = 1;
+            abortTxn();
+            endExplicit();
+            return Status::WriteConflict(
+                s.message() + "; the transaction was aborted: retry it (withTransaction does)");
+        }
+        return s;
+    }
+    mvcc::RetryCounts counts;
+    Status s = mvcc::writeConflictRetry(
+        Deadline::in(retryTimeout_), counts,
+        [&]() -> Status {
+            if (Status b = txns.begin(txn_); !b.ok())
+                return b;
+            Status w = applyWrite(op, *coll.value(), key, value);
+            if (!w.ok()) {
+                abortTxn();
+                return w;
+            }
+            return commitTxn(std::nullopt);
+        },
+        [&] { txns.noteWriteConflict(); });
+    if (counts.attempts > 1)
+        txns.noteRetries(counts.attempts - 1);
+    lastOpWriteConflicts_ = counts.writeConflicts;
+    return s;
+}
+
+StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
+    std::optional<lockmgr::AutoGetCollection> opLocks;
+    auto coll = access(ns, LockMode::kIS, opLocks);
+    if (!coll.ok())
+        return coll.status();
+    std::unique_ptr<Cursor> cursor(
+        new Cursor(*this, std::move(coll).value(), std::move(opLocks), !explicit_));
+    return cursor;
+}
+
+SessionInfo Session::info() const {
+    SessionInfo out;
+    out.id = id_;
+    out.inTransaction = explicit_;
+    if (explicit_) {
+        out.txnId = txn_.id();
+        out.readTs = txn_.readTs();
+        out.commitTs = txn_.commitTs();
+        out.writes = txn_.writes().size();
+    }
+    return out;
+}
+
+}  // namespace mvkv::engine

@@ -1,0 +1,158 @@
+// Session: one client's connection to an Engine — its transaction, its locks
+// (a Locker) and its operations.
+//
+// Outside begin()/commit() every operation is implicit: it runs in its own
+// transaction, takes tickets and intent locks top-down (reads IS/IS/IS,
+// writes IX/IX/IX) for that operation only, and a write that hits a write
+// conflict retries with MongoDB's backoff until the session's retry timeout.
+// Inside an explicit transaction, operations see one snapshot merged with
+// the transaction's own writes, locks are held until commit or abort, and a
+// write conflict aborts the transaction and returns WriteConflict (retry the
+// whole transaction; withTransaction() does).
+//
+// Errors: every call returns a Status; on failure nothing is half-written.
+// Thread safety: a Session is used by one thread at a time. Cursors belong to
+// their session and must be destroyed before it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/collection.h"
+#include "lockmgr/locker.h"
+#include "lockmgr/raii_locks.h"
+#include "mvcc/transaction.h"
+#include "mvcc/txn_manager.h"
+#include "util/deadline.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+class Engine;
+class Cursor;
+
+struct TxnOptions {
+    mvcc::Timestamp readTs = mvcc::kNoTimestamp;  // none: read the newest commits
+    bool roundUpReadTs = false;  // a read ts below oldest becomes oldest
+};
+
+/// What a session is doing, for shells and tests.
+struct SessionInfo {
+    uint64_t id = 0;
+    bool inTransaction = false;
+    mvcc::TxnId txnId = mvcc::kNoTxnId;  // 0 until the transaction writes
+    mvcc::Timestamp readTs = mvcc::kNoTimestamp;
+    mvcc::Timestamp commitTs = mvcc::kNoTimestamp;  // once set
+    size_t writes = 0;
+};
+
+class Session {
+  public:
+    ~Session();  // aborts a running transaction
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // --- catalog (X on the collection, X on the database for dropDatabase) ---
+    Status createCollection(std::string_view ns);
+    Status dropCollection(std::string_view ns);
+    Status dropDatabase(std::string_view db);
+
+    // --- transactions ---
+    /// IllegalOperation when one is running.
+    Status begin(const TxnOptions& options = {});
+    /// WiredTiger's timestamp_transaction: fixes the commit timestamp now.
+    Status timestampTransaction(mvcc::Timestamp commitTs);
+    /// Commits with `commitTs`, the one set earlier, or the clock's next. On
+    /// a broken timestamp rule the transaction is rolled back (the message
+    /// says so). IllegalOperation when none is running.
+    Status commit(std::optional<mvcc::Timestamp> commitTs = std::nullopt);
+    Status abort();
+    bool inTransaction() const { return explicit_; }
+
+    /// Runs `body` in a transaction and commits, retrying the whole
+    /// transaction (with backoff) while it hits write conflicts, until the
+    /// retry timeout. Any other error aborts and is returned.
+    Status withTransaction(const std::function<Status(Session&)>& body,
+                           const TxnOptions& options = {});
+
+    // --- data ---
+    /// NotFound when the key has no visible live version.
+    StatusWith<std::string> get(std::string_view ns, std::string_view key);
+    /// Upsert.
+    Status put(std::string_view ns, std::string_view key, std::string_view value);
+    /// DuplicateKey when the key exists.
+    Status insert(std::string_view ns, std::string_view key, std::string_view value);
+    /// NotFound when the key does not exist.
+    Status update(std::string_view ns, std::string_view key, std::string_view value);
+    /// NotFound when the key does not exist.
+    Status remove(std::string_view ns, std::string_view key);
+    /// A cursor over `ns`. In a transaction it reads the transaction's
+    /// snapshot and writes; otherwise it has a snapshot of its own (held, with
+    /// IS locks, until the cursor is destroyed).
+    StatusWith<std::unique_ptr<Cursor>> openCursor(std::string_view ns);
+
+    // --- settings and introspection ---
+    void setLockTimeout(std::optional<std::chrono::milliseconds> timeout) {
+        lockTimeout_ = timeout;
+    }
+    void setRetryTimeout(std::chrono::milliseconds timeout) { retryTimeout_ = timeout; }
+    /// Write conflicts met by the last operation (its retries, for implicit writes).
+    uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
+    SessionInfo info() const;
+    lockmgr::Locker& locker() { return locker_; }
+    Engine& engine() { return engine_; }
+
+  private:
+    friend class Engine;
+    friend class Cursor;
+    enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
+    struct PendingWrite {
+        Collection* collection;
+        uint32_t keyBytes;
+    };
+    struct HeldLock {
+        std::string ns;
+        lockmgr::LockMode mode;
+    };
+
+    Session(Engine& engine, uint64_t id);
+    Deadline lockDeadline() const;
+    Status checkKey(std::string_view key) const;
+    Status checkValue(std::string_view value) const;
+    /// Locks `ns` in `mode` for this operation (into `opLocks`) or, inside a
+    /// transaction, for the transaction; then resolves the collection.
+    StatusWith<std::shared_ptr<Collection>> access(std::string_view ns, lockmgr::LockMode mode,
+                                                   std::optional<lockmgr::AutoGetCollection>& opLocks);
+    Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
+    /// One attempt of a write inside txn_.
+    Status applyWrite(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
+    /// Commits txn_ and updates the collections' accounting.
+    Status commitTxn(std::optional<mvcc::Timestamp> commitTs);
+    void abortTxn();
+    void accountCommitted();
+    void endExplicit();
+    StatusWith<std::string> read(Collection& coll, std::string_view key);
+
+    Engine& engine_;
+    const uint64_t id_;
+    lockmgr::Locker locker_;
+    mvcc::Transaction txn_;
+    bool explicit_ = false;
+    uint64_t txnGeneration_ = 0;  // bumped when an explicit transaction ends
+    std::vector<lockmgr::AutoGetCollection> txnLocks_;
+    std::vector<HeldLock> txnLockModes_;
+    std::vector<std::shared_ptr<Collection>> txnCollections_;  // kept alive until the end
+    std::vector<PendingWrite> pending_;  // parallel to txn_.writes()
+    std::optional<std::chrono::milliseconds> lockTimeout_;
+    std::chrono::milliseconds retryTimeout_;
+    uint64_t lastOpWriteConflicts_ = 0;
+    int openCursors_ = 0;
+};
+
+}  // namespace mvkv::engine

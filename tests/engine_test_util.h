@@ -1,0 +1,59 @@
+// Helpers shared by the engine test suites.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/cursor.h"
+#include "engine/engine.h"
+#include "engine/session.h"
+
+namespace mvkv::engine::testing {
+
+inline std::unique_ptr<Engine> openEngine(EngineOptions options = {}) {
+    auto e = Engine::open(std::move(options));
+    REQUIRE_MESSAGE(e.ok(), e.status().toString());
+    return std::move(e).value();
+}
+
+#define CHECK_OK(expr)                                           \
+    do {                                                         \
+        ::mvkv::Status mvkvCheckStatus_ = (expr);                              \
+        CHECK_MESSAGE(mvkvCheckStatus_.ok(), #expr " -> ", mvkvCheckStatus_.toString());     \
+    } while (0)
+#define REQUIRE_OK(expr)                                         \
+    do {                                                         \
+        ::mvkv::Status mvkvRequireStatus_ = (expr);                              \
+        REQUIRE_MESSAGE(mvkvRequireStatus_.ok(), #expr " -> ", mvkvRequireStatus_.toString());   \
+    } while (0)
+
+/// REQUIRE_OK as an expression, for `for (mustOk(c.first()); ...; mustOk(c.next()))`.
+inline void mustOk(const Status& s) { REQUIRE_MESSAGE(s.ok(), s.toString()); }
+
+/// The value of `key`, or "<" + code name + ">" when the read fails.
+inline std::string getOr(Session& s, std::string_view ns, std::string_view key) {
+    auto r = s.get(ns, key);
+    if (!r.ok())
+        return "<" + std::string(statusCodeName(r.status().code())) + ">";
+    return r.value();
+}
+
+/// Every visible key=value of `ns`, in cursor order, joined with ','.
+inline std::string scanAll(Session& s, std::string_view ns, bool reverse = false) {
+    auto c = s.openCursor(ns);
+    REQUIRE_MESSAGE(c.ok(), c.status().toString());
+    Cursor& cur = *c.value();
+    std::string out;
+    REQUIRE((reverse ? cur.last() : cur.first()).ok());
+    while (cur.valid()) {
+        if (!out.empty())
+            out += ',';
+        out += std::string(cur.key()) + "=" + std::string(cur.value());
+        REQUIRE((reverse ? cur.prev() : cur.next()).ok());
+    }
+    return out;
+}
+
+}  // namespace mvkv::engine::testing
