@@ -1,0 +1,450 @@
+// BTree point operations: find, insertIfAbsent, remove, and the splits.
+// The protocol is in node.h and docs/btree.md; in short, every operation
+// descends with optimistic reads, validating each parent after it has read the
+// child's version (lock coupling without locks), and restarts from the root on
+// any conflict. Writers upgrade the versions they read to write locks.
+#include "btree/btree.h"
+
+#include <cassert>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "btree/node.h"
+
+namespace mvkv {
+
+using namespace btree_detail;
+
+namespace {
+
+// Leaf slots [pos, n) move one to the right; the caller fills pos.
+void leafShiftRight(Leaf* leaf, int pos, int n) {
+    for (int i = n; i > pos; --i) {
+        leaf->keys.copyFrom(i, leaf->keys, i - 1);
+        leaf->values[i].store(leaf->values[i - 1].load(std::memory_order_relaxed),
+                              std::memory_order_release);
+    }
+}
+
+// Inserts at pos into a locked (or unpublished) leaf that has room. The count
+// is stored last, so a reader that sees it also sees the slot.
+void leafInsertAt(Leaf* leaf, int pos, const KeyBlob* key, void* value) {
+    int n = leaf->count.load(std::memory_order_relaxed);
+    assert(n < Leaf::kCapacity);
+    leafShiftRight(leaf, pos, n);
+    leaf->keys.set(pos, key);
+    leaf->values[pos].store(value, std::memory_order_release);
+    leaf->count.store(static_cast<uint16_t>(n + 1), std::memory_order_release);
+}
+
+// Removes slot pos from a locked leaf; returns its key blob for retirement.
+const KeyBlob* leafRemoveAt(Leaf* leaf, int pos) {
+    int n = leaf->count.load(std::memory_order_relaxed);
+    const KeyBlob* removed = leaf->keys.blob[pos].load(std::memory_order_relaxed);
+    for (int i = pos; i + 1 < n; ++i) {
+        leaf->keys.copyFrom(i, leaf->keys, i + 1);
+        leaf->values[i].store(leaf->values[i + 1].load(std::memory_order_relaxed),
+                              std::memory_order_release);
+    }
+    leaf->count.store(static_cast<uint16_t>(n - 1), std::memory_order_release);
+    return removed;
+}
+
+// The shortest key s with left < s <= right (left < right): right cut just
+// past the first byte where they differ. Keeps long keys out of inner nodes.
+const KeyBlob* makeSeparator(std::string_view left, std::string_view right) {
+    size_t common = 0;
+    size_t limit = std::min(left.size(), right.size());
+    while (common < limit && left[common] == right[common]) {
+        ++common;
+    }
+    assert(common < right.size());
+    return KeyBlob::make(right.substr(0, common + 1));
+}
+
+struct Split {
+    const KeyBlob* separator;
+    Node* right;
+};
+
+// Moves the upper half of a locked, full leaf into a new leaf.
+Split splitLeaf(Leaf* leaf) {
+    int n = leaf->count.load(std::memory_order_relaxed);
+    int mid = n / 2;
+    auto* right = new Leaf;
+    for (int i = mid; i < n; ++i) {
+        right->keys.copyFrom(i - mid, leaf->keys, i);
+        right->values[i - mid].store(leaf->values[i].load(std::memory_order_relaxed),
+                                     std::memory_order_relaxed);
+    }
+    right->count.store(static_cast<uint16_t>(n - mid), std::memory_order_relaxed);
+    leaf->count.store(static_cast<uint16_t>(mid), std::memory_order_release);
+    const KeyBlob* sep =
+        makeSeparator(leaf->keys.blobAt(mid - 1)->view(), right->keys.blobAt(0)->view());
+    return {sep, right};
+}
+
+// Moves the upper half of a locked, full inner node into a new one; the middle
+// key moves up (its blob changes owner, no copy).
+Split splitInner(Inner* inner) {
+    int n = inner->count.load(std::memory_order_relaxed);
+    int mid = n / 2;
+    auto* right = new Inner;
+    for (int i = mid + 1; i < n; ++i) {
+        right->keys.copyFrom(i - mid - 1, inner->keys, i);
+    }
+    for (int i = mid + 1; i <= n; ++i) {
+        right->children[i - mid - 1].store(inner->children[i].load(std::memory_order_relaxed),
+                                           std::memory_order_relaxed);
+    }
+    right->count.store(static_cast<uint16_t>(n - mid - 1), std::memory_order_relaxed);
+    const KeyBlob* sep = inner->keys.blob[mid].load(std::memory_order_relaxed);
+    inner->count.store(static_cast<uint16_t>(mid), std::memory_order_release);
+    return {sep, right};
+}
+
+// Links a split's right half into its locked parent, which has room.
+void innerInsert(Inner* parent, const Split& split) {
+    int n = parent->count.load(std::memory_order_relaxed);
+    assert(n < Inner::kCapacity);
+    SearchKey k(split.separator->view());
+    int pos = parent->keys.upperBound(n, k);
+    for (int i = n; i > pos; --i) {
+        parent->keys.copyFrom(i, parent->keys, i - 1);
+        parent->children[i + 1].store(parent->children[i].load(std::memory_order_relaxed),
+                                      std::memory_order_release);
+    }
+    parent->keys.set(pos, split.separator);
+    // Release: a reader that loads the pointer sees the new node's contents.
+    parent->children[pos + 1].store(split.right, std::memory_order_release);
+    parent->count.store(static_cast<uint16_t>(n + 1), std::memory_order_release);
+}
+
+// Stripe for this thread's size updates.
+int sizeStripe() {
+    static std::atomic<int> next{0};
+    thread_local int stripe = next.fetch_add(1, std::memory_order_relaxed);
+    return stripe;
+}
+
+}  // namespace
+
+BTree::BTree(EpochManager& epochs) : epochs_(epochs), root_(new Leaf) {}
+
+BTree::~BTree() {
+    freeSubtree(root_.load(std::memory_order_relaxed));
+}
+
+void BTree::freeSubtree(Node* node) {
+    if (node->isLeaf) {
+        Leaf* leaf = asLeaf(node);
+        int n = leaf->count.load(std::memory_order_relaxed);
+        for (int i = 0; i < n; ++i) {
+            KeyBlob::destroy(const_cast<KeyBlob*>(leaf->keys.blobAt(i)));
+        }
+        delete leaf;
+        return;
+    }
+    Inner* inner = asInner(node);
+    int n = inner->count.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+        KeyBlob::destroy(const_cast<KeyBlob*>(inner->keys.blobAt(i)));
+    }
+    for (int i = 0; i <= n; ++i) {
+        freeSubtree(inner->children[i].load(std::memory_order_relaxed));
+    }
+    delete inner;
+}
+
+void BTree::addToSize(int64_t delta) {
+    size_[sizeStripe() % kSizeStripes].n.fetch_add(delta, std::memory_order_relaxed);
+}
+
+size_t BTree::size() const {
+    int64_t total = 0;
+    for (const Stripe& s : size_) {
+        total += s.n.load(std::memory_order_relaxed);
+    }
+    return total < 0 ? 0 : static_cast<size_t>(total);
+}
+
+std::optional<BTree::Value> BTree::find(std::string_view key) const {
+    auto guard = epochs_.pin();
+    SearchKey k(key);
+    for (Restarter backoff;; backoff.pause()) {
+        Node* node = loadRoot();
+        uint64_t v;
+        if (!readLock(node, v) || node != loadRoot()) {
+            continue;
+        }
+        bool restart = false;
+        while (!node->isLeaf) {
+            Inner* inner = asInner(node);
+            int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
+            Node* child = inner->children[pos].load(std::memory_order_acquire);
+            uint64_t cv;
+            // The parent is validated after the child's version is read: the
+            // child was the right one at a moment when its version was cv.
+            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
+                restart = true;
+                break;
+            }
+            node = child;
+            v = cv;
+        }
+        if (restart) {
+            continue;
+        }
+        Leaf* leaf = asLeaf(node);
+        bool equal;
+        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
+        Value value = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;
+        if (!validate(leaf, v)) {
+            continue;
+        }
+        if (!equal) {
+            return std::nullopt;
+        }
+        return value;
+    }
+}
+
+std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value value) {
+    auto guard = epochs_.pin();
+    SearchKey k(key);
+    for (Restarter backoff;; backoff.pause()) {
+        Node* node = loadRoot();
+        uint64_t v;
+        if (!readLock(node, v) || node != loadRoot()) {
+            continue;
+        }
+        Inner* parent = nullptr;
+        uint64_t pv = 0;
+        bool restart = false;
+        while (!node->isLeaf) {
+            Inner* inner = asInner(node);
+            int n = readCount(inner, Inner::kCapacity);
+            if (n == Inner::kCapacity) {
+                // Split full inner nodes on the way down, so that a child's
+                // split always finds room in its parent. Then start over.
+                restart = true;
+                if (parent != nullptr && !upgradeToWrite(parent, pv)) {
+                    break;
+                }
+                if (!upgradeToWrite(inner, v)) {
+                    if (parent != nullptr) {
+                        writeUnlock(parent);
+                    }
+                    break;
+                }
+                Split split = splitInner(inner);
+                if (parent != nullptr) {
+                    innerInsert(parent, split);
+                } else {
+                    // inner is still the root: the root changes only under its lock.
+                    auto* root = new Inner;
+                    root->keys.set(0, split.separator);
+                    root->children[0].store(inner, std::memory_order_relaxed);
+                    root->children[1].store(split.right, std::memory_order_relaxed);
+                    root->count.store(1, std::memory_order_relaxed);
+                    root_.store(root, std::memory_order_release);
+                }
+                writeUnlock(inner);
+                if (parent != nullptr) {
+                    writeUnlock(parent);
+                }
+                break;
+            }
+            int pos = inner->keys.upperBound(n, k);
+            Node* child = inner->children[pos].load(std::memory_order_acquire);
+            uint64_t cv;
+            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
+                restart = true;
+                break;
+            }
+            parent = inner;
+            pv = v;
+            node = child;
+            v = cv;
+        }
+        if (restart) {
+            continue;
+        }
+
+        Leaf* leaf = asLeaf(node);
+        int n = readCount(leaf, Leaf::kCapacity);
+        bool equal;
+        int pos = leaf->keys.lowerBound(n, k, equal);
+        if (equal) {
+            Value current = leaf->values[pos].load(std::memory_order_acquire);
+            if (!validate(leaf, v)) {
+                continue;
+            }
+            return {current, false};
+        }
+        if (n < Leaf::kCapacity) {
+            if (!upgradeToWrite(leaf, v)) {
+                continue;
+            }
+            // The version did not change since pos was computed: it holds.
+            leafInsertAt(leaf, pos, KeyBlob::make(key), value);
+            writeUnlock(leaf);
+            addToSize(1);
+            return {value, true};
+        }
+
+        // Full leaf: split it under its parent's lock, insert into the right half.
+        if (parent != nullptr && !upgradeToWrite(parent, pv)) {
+            continue;
+        }
+        if (!upgradeToWrite(leaf, v)) {
+            if (parent != nullptr) {
+                writeUnlock(parent);
+            }
+            continue;
+        }
+        Split split = splitLeaf(leaf);
+        Leaf* target = compareBytes(key, split.separator->view()) < 0 ? leaf : asLeaf(split.right);
+        bool unused;
+        int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);
+        leafInsertAt(target, at, KeyBlob::make(key), value);
+        if (parent != nullptr) {
+            innerInsert(parent, split);
+        } else {
+            auto* root = new Inner;
+            root->keys.set(0, split.separator);
+            root->children[0].store(leaf, std::memory_order_relaxed);
+            root->children[1].store(split.right, std::memory_order_relaxed);
+            root->count.store(1, std::memory_order_relaxed);
+            root_.store(root, std::memory_order_release);
+        }
+        writeUnlock(leaf);
+        if (parent != nullptr) {
+            writeUnlock(parent);
+        }
+        addToSize(1);
+        return {value, true};
+    }
+}
+
+bool BTree::remove(std::string_view key) {
+    return removeImpl(key, false, nullptr);
+}
+
+bool BTree::removeIf(std::string_view key, Value expected) {
+    return removeImpl(key, true, expected);
+}
+
+bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
+    auto guard = epochs_.pin();
+    SearchKey k(key);
+    for (Restarter backoff;; backoff.pause()) {
+        Node* node = loadRoot();
+        uint64_t v;
+        if (!readLock(node, v) || node != loadRoot()) {
+            continue;
+        }
+        bool restart = false;
+        while (!node->isLeaf) {
+            Inner* inner = asInner(node);
+            int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
+            Node* child = inner->children[pos].load(std::memory_order_acquire);
+            uint64_t cv;
+            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
+                restart = true;
+                break;
+            }
+            node = child;
+            v = cv;
+        }
+        if (restart) {
+            continue;
+        }
+        Leaf* leaf = asLeaf(node);
+        bool equal;
+        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
+        Value current = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;
+        if (!equal || (checkValue && current != expected)) {
+            if (!validate(leaf, v)) {
+                continue;
+            }
+            return false;
+        }
+        if (!upgradeToWrite(leaf, v)) {
+            continue;
+        }
+        const KeyBlob* removed = leafRemoveAt(leaf, pos);
+        writeUnlock(leaf);
+        // Readers that loaded the pointer before the unlock may still compare
+        // against it: free it only when they are gone.
+        epochs_.retire(const_cast<KeyBlob*>(removed), &KeyBlob::destroy);
+        addToSize(-1);
+        return true;
+    }
+}
+
+namespace {
+
+struct StatsWalk {
+    BTree::Stats stats{};
+
+    // Snapshots one node under validation, then recurses into its children.
+    void visit(Node* node, size_t depth) {
+        stats.height = std::max(stats.height, depth);
+        std::vector<Node*> children;
+        size_t keyBytes;
+        for (Restarter backoff;; backoff.pause()) {
+            uint64_t v;
+            if (!readLock(node, v)) {
+                continue;
+            }
+            children.clear();
+            keyBytes = 0;
+            if (node->isLeaf) {
+                Leaf* leaf = asLeaf(node);
+                int n = readCount(leaf, Leaf::kCapacity);
+                for (int i = 0; i < n; ++i) {
+                    const KeyBlob* b = leaf->keys.blobAt(i);
+                    keyBytes += b != nullptr ? b->allocatedBytes() : 0;
+                }
+            } else {
+                Inner* inner = asInner(node);
+                int n = readCount(inner, Inner::kCapacity);
+                for (int i = 0; i < n; ++i) {
+                    const KeyBlob* b = inner->keys.blobAt(i);
+                    keyBytes += b != nullptr ? b->allocatedBytes() : 0;
+                }
+                for (int i = 0; i <= n; ++i) {
+                    children.push_back(inner->children[i].load(std::memory_order_acquire));
+                }
+            }
+            if (validate(node, v)) {
+                break;
+            }
+        }
+        stats.bytes += keyBytes + (node->isLeaf ? sizeof(Leaf) : sizeof(Inner));
+        if (node->isLeaf) {
+            ++stats.leafNodes;
+            return;
+        }
+        ++stats.innerNodes;
+        for (Node* child : children) {
+            if (child != nullptr) {
+                visit(child, depth + 1);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+BTree::Stats BTree::stats() const {
+    auto guard = epochs_.pin();
+    StatsWalk walk;
+    walk.visit(loadRoot(), 1);
+    walk.stats.keys = size();
+    return walk.stats;
+}
+
+}  // namespace mvkv

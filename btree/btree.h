@@ -1,0 +1,167 @@
+// BTree: a concurrent in-memory B+tree from byte-string keys to opaque
+// pointer-sized values, with optimistic lock coupling (Leis et al., "The ART
+// of practical synchronization", 2016). docs/btree.md has the protocol.
+//
+// Keys: byte strings of any length (designed and tested up to 64 KiB; the
+// limit is 4 GiB - 1), compared in memcmp order, a prefix sorting first. The
+// tree copies them (immutable heap blobs); the caller's buffer is not kept.
+//
+// Values: the caller's pointers. The tree stores and returns them and never
+// dereferences or frees them; the caller keeps them alive.
+//
+// Thread safety: every method of BTree may be called from any number of
+// threads at once. Readers (find, Cursor) take no latch and never write
+// shared memory; a reader retries when a writer changed the node it was
+// reading. Writers latch only the nodes they change. Every public call pins
+// the EpochManager internally.
+//
+// What a reader may rely on:
+// - find() and a cursor step are each linearizable: they reflect the tree as
+//   it was at one instant during the call.
+// - A cursor sees keys in strictly increasing (next) or decreasing (prev)
+//   order and never a torn key; a key inserted or removed concurrently may or
+//   may not be seen. Cursors survive any concurrent split.
+// - A Value obtained from find() or a cursor stays usable while the caller
+//   holds `epochs.pin()` (taken before the lookup) *if* whoever removes the
+//   mapping retires the value through the same EpochManager. The tree itself
+//   does nothing to values.
+//
+// Memory: nodes split but never merge. Removing keys leaves underfull or even
+// empty leaves in place (iteration skips them); the memory comes back only
+// when the tree is destroyed. Key blobs of removed keys are retired through
+// the EpochManager at once.
+//
+// Errors: none are reported; allocation failure is fatal, as elsewhere in mvkv.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/epoch.h"
+
+namespace mvkv {
+
+namespace btree_detail {
+struct Node;
+struct SearchKey;
+}  // namespace btree_detail
+
+class BTree {
+  public:
+    /// Opaque pointer-sized payload; the tree never dereferences or frees it.
+    using Value = void*;
+
+    /// Entries per node: keys per leaf, separator keys per inner node.
+    static constexpr int kLeafCapacity = 64;
+    static constexpr int kInnerCapacity = 64;
+
+    /// Nodes and key copies are retired through `epochs`, which must outlive
+    /// the tree.
+    explicit BTree(EpochManager& epochs);
+    /// Frees nodes and keys (not values). No other thread may use the tree then.
+    ~BTree();
+    BTree(const BTree&) = delete;
+    BTree& operator=(const BTree&) = delete;
+
+    /// The value mapped to `key`, if any.
+    std::optional<Value> find(std::string_view key) const;
+
+    /// Inserts key -> value if key is absent. Returns {the value now mapped to
+    /// key, true if this call inserted it}. Exactly one of several concurrent
+    /// callers with the same absent key wins.
+    std::pair<Value, bool> insertIfAbsent(std::string_view key, Value value);
+
+    /// Removes `key`; true if it was present.
+    bool remove(std::string_view key);
+
+    /// Removes `key` only if it is mapped to `expected`; true if it removed it.
+    /// (The history store's sweep uses it to drop an entry nobody replaced.)
+    bool removeIf(std::string_view key, Value expected);
+
+    /// Number of keys: exact when no writer is running, else approximate.
+    size_t size() const;
+
+    struct Stats {
+        size_t keys;    // as size()
+        size_t height;  // levels, 1 for a tree that is one leaf
+        size_t innerNodes;
+        size_t leafNodes;  // including empty ones
+        size_t bytes;      // nodes plus key copies
+    };
+    /// Walks the whole tree: O(n). Exact when quiescent, approximate otherwise.
+    Stats stats() const;
+
+    /// Iterates in key order. A cursor copies one leaf's entries at a time into
+    /// its own buffer (under validation) and, past the buffer, re-seeks from
+    /// the last key it returned, so concurrent writers never break it.
+    ///
+    /// Thread safety: a Cursor itself is for one thread at a time; any number
+    /// of cursors may run concurrently with writers. It must not outlive the
+    /// tree. key() and value() require valid().
+    class Cursor {
+      public:
+        explicit Cursor(const BTree& tree);
+
+        /// First key >= key.
+        void seek(std::string_view key);
+        /// Last key <= key.
+        void seekForPrev(std::string_view key);
+        void seekFirst();
+        void seekLast();
+
+        bool valid() const { return pos_ < count_; }
+        /// Next key strictly greater than key(); invalid at the end.
+        void next();
+        /// Previous key strictly less than key(); invalid at the start.
+        void prev();
+
+        /// Valid until the cursor moves.
+        std::string_view key() const {
+            return std::string_view(keyBytes_.data() + keyOffsets_[pos_],
+                                    keyOffsets_[pos_ + 1] - keyOffsets_[pos_]);
+        }
+        Value value() const { return values_[pos_]; }
+
+      private:
+        enum class Mode { kGE, kGT, kLE, kLT, kLast };
+        void fill(std::string_view target, Mode mode);
+
+        const BTree* tree_;
+        // The batch: entries [0, count_) of one leaf, in key order; pos_ is
+        // the current one (count_ when invalid).
+        std::string keyBytes_;
+        std::vector<uint32_t> keyOffsets_;  // count_ + 1 offsets into keyBytes_
+        std::vector<Value> values_;
+        size_t count_ = 0;
+        size_t pos_ = 0;
+        std::string target_;  // reused seek key
+    };
+
+  private:
+    friend class Cursor;
+    using Node = btree_detail::Node;
+    using SearchKey = btree_detail::SearchKey;
+
+    Node* loadRoot() const { return root_.load(std::memory_order_acquire); }
+    bool removeImpl(std::string_view key, bool checkValue, Value expected);
+    void addToSize(int64_t delta);
+    void freeSubtree(Node* node);
+
+    EpochManager& epochs_;
+    std::atomic<Node*> root_;
+    // Key count, striped so that writers on different threads do not share a
+    // cache line for it.
+    static constexpr int kSizeStripes = 8;
+    struct alignas(64) Stripe {
+        std::atomic<int64_t> n{0};
+    };
+    Stripe size_[kSizeStripes];
+};
+
+}  // namespace mvkv

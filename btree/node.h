@@ -1,0 +1,252 @@
+// BTree internals: node layout, key blobs, version latches and in-node search.
+// Not part of the public API; btree.cpp and cursor.cpp share it.
+//
+// Layout. A node is a header (version word, entry count, kind) followed by
+// parallel arrays, one slot per key: an 8-byte big-endian key prefix (most
+// comparisons end there, without touching the key itself), the key's length,
+// a pointer to an immutable heap copy of the key (KeyBlob), and for a leaf the
+// value, for an inner node the children (one more than keys).
+//
+// Inner node routing: child i holds the keys k with key[i-1] <= k < key[i]
+// (key[-1] = -infinity, key[count] = +infinity).
+//
+// Concurrency (optimistic lock coupling, docs/btree.md):
+// - version: bit 0 obsolete (unused: nodes are never unlinked), bit 1 locked,
+//   the rest a counter. A writer locks with a CAS from an unlocked version v
+//   it read earlier (so it knows nothing changed since), unlocks by adding 2
+//   (clears the bit, bumps the counter).
+// - A reader reads the version, reads fields, and re-reads the version; equal
+//   and unlocked means what it read is one consistent state.
+// - Every field a reader reads is an atomic: the reader loads with acquire and
+//   writers store with release, so a reader that observes any store of a
+//   writer also observes that writer's lock when it re-reads the version (no
+//   fences needed; on x86 these are plain moves). Fields are written only
+//   under the node's lock or before the node is published.
+// - A KeyBlob is immutable once published and freed only through the
+//   EpochManager, so a reader may dereference any blob pointer it loaded while
+//   pinned, even one it reads from a state that then fails validation.
+// - Nodes are never freed while the tree lives (no merges), so any non-null
+//   child pointer a reader loads points to a node.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <thread>
+
+#include "btree/btree.h"
+
+namespace mvkv::btree_detail {
+
+// An immutable copy of a key: the length, then the bytes.
+struct KeyBlob {
+    uint32_t len;
+
+    const char* data() const { return reinterpret_cast<const char*>(this + 1); }
+    std::string_view view() const { return std::string_view(data(), len); }
+    size_t allocatedBytes() const { return sizeof(KeyBlob) + len; }
+
+    static const KeyBlob* make(std::string_view key) {
+        void* mem = ::operator new(sizeof(KeyBlob) + key.size());
+        auto* blob = static_cast<KeyBlob*>(mem);
+        blob->len = static_cast<uint32_t>(key.size());
+        if (!key.empty()) {
+            std::memcpy(blob + 1, key.data(), key.size());
+        }
+        return blob;
+    }
+    // Signature fits EpochManager::retire.
+    static void destroy(void* blob) { ::operator delete(blob); }
+};
+
+// The first 8 bytes of a key as a big-endian integer, zero padded: comparing
+// two prefixes as integers compares the keys' first 8 bytes in memcmp order.
+inline uint64_t keyPrefix(const char* data, size_t len) {
+    uint64_t word = 0;
+    std::memcpy(&word, data, std::min<size_t>(len, 8));
+    if constexpr (std::endian::native == std::endian::little) {
+        word = __builtin_bswap64(word);
+    }
+    return word;
+}
+
+// A key being searched for, with its prefix computed once.
+struct SearchKey {
+    explicit SearchKey(std::string_view k) : bytes(k), prefix(keyPrefix(k.data(), k.size())) {}
+    std::string_view bytes;
+    uint64_t prefix;
+};
+
+// memcmp order, a prefix first.
+inline int compareBytes(std::string_view a, std::string_view b) {
+    size_t n = std::min(a.size(), b.size());
+    int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
+    if (c != 0) {
+        return c;
+    }
+    return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+constexpr uint64_t kObsoleteBit = 1;
+constexpr uint64_t kLockedBit = 2;
+
+struct Node {
+    explicit Node(bool leaf) : isLeaf(leaf) {}
+    std::atomic<uint64_t> version{0};
+    std::atomic<uint16_t> count{0};
+    const bool isLeaf;  // immutable, published with the node
+};
+
+template <int N>
+struct KeySlots {
+    std::atomic<uint64_t> prefix[N];
+    std::atomic<uint32_t> len[N];
+    std::atomic<const KeyBlob*> blob[N];
+
+    // Slot i against k: < 0, 0, > 0. Safe on torn state (the answer is then
+    // meaningless, and the caller's validation fails).
+    int compare(int i, const SearchKey& k) const {
+        uint64_t p = prefix[i].load(std::memory_order_acquire);
+        if (p != k.prefix) {
+            return p < k.prefix ? -1 : 1;
+        }
+        size_t slotLen = len[i].load(std::memory_order_acquire);
+        size_t keyLen = k.bytes.size();
+        if (slotLen > 8 && keyLen > 8) {
+            const KeyBlob* b = blob[i].load(std::memory_order_acquire);
+            if (b == nullptr) {
+                return 0;
+            }
+            // The blob's own length bounds the read, whatever slotLen said.
+            slotLen = b->len;
+            size_t n = std::min(slotLen, keyLen);
+            if (n > 8) {
+                int c = std::memcmp(b->data() + 8, k.bytes.data() + 8, n - 8);
+                if (c != 0) {
+                    return c;
+                }
+            }
+        }
+        // Equal up to the shorter key: the shorter sorts first.
+        return slotLen < keyLen ? -1 : (slotLen > keyLen ? 1 : 0);
+    }
+
+    // First slot in [0, n) not less than k; `equal` tells whether it equals k.
+    int lowerBound(int n, const SearchKey& k, bool& equal) const {
+        int lo = 0;
+        int hi = n;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (compare(mid, k) < 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        equal = lo < n && compare(lo, k) == 0;
+        return lo;
+    }
+
+    // First slot in [0, n) greater than k.
+    int upperBound(int n, const SearchKey& k) const {
+        int lo = 0;
+        int hi = n;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (compare(mid, k) <= 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    // Writer side (node locked or unpublished).
+    void set(int i, const KeyBlob* b) {
+        prefix[i].store(keyPrefix(b->data(), b->len), std::memory_order_release);
+        len[i].store(b->len, std::memory_order_release);
+        blob[i].store(b, std::memory_order_release);
+    }
+    void copyFrom(int i, const KeySlots& src, int j) {
+        prefix[i].store(src.prefix[j].load(std::memory_order_relaxed), std::memory_order_release);
+        len[i].store(src.len[j].load(std::memory_order_relaxed), std::memory_order_release);
+        blob[i].store(src.blob[j].load(std::memory_order_relaxed), std::memory_order_release);
+    }
+    const KeyBlob* blobAt(int i) const { return blob[i].load(std::memory_order_acquire); }
+};
+
+struct Leaf : Node {
+    static constexpr int kCapacity = BTree::kLeafCapacity;
+    Leaf() : Node(true) {}
+    KeySlots<kCapacity> keys;
+    std::atomic<void*> values[kCapacity];
+};
+
+struct Inner : Node {
+    static constexpr int kCapacity = BTree::kInnerCapacity;
+    Inner() : Node(false) {}
+    KeySlots<kCapacity> keys;
+    std::atomic<Node*> children[kCapacity + 1];
+};
+
+inline Leaf* asLeaf(Node* n) {
+    return static_cast<Leaf*>(n);
+}
+inline Inner* asInner(Node* n) {
+    return static_cast<Inner*>(n);
+}
+
+// The entry count as a reader sees it, clamped so that torn state can never
+// index out of bounds.
+inline int readCount(const Node* n, int capacity) {
+    return std::min<int>(n->count.load(std::memory_order_acquire), capacity);
+}
+
+// --- Version latch -------------------------------------------------------
+
+// Reads the version for an optimistic read; false if locked (or obsolete).
+inline bool readLock(const Node* n, uint64_t& version) {
+    version = n->version.load(std::memory_order_acquire);
+    return (version & (kLockedBit | kObsoleteBit)) == 0;
+}
+
+// True if nothing was written to the node since readLock returned `version`.
+inline bool validate(const Node* n, uint64_t version) {
+    return n->version.load(std::memory_order_acquire) == version;
+}
+
+// Turns an optimistic read at `version` into the write lock; false if the node
+// changed since (the caller restarts).
+inline bool upgradeToWrite(Node* n, uint64_t version) {
+    return n->version.compare_exchange_strong(version, version + kLockedBit,
+                                              std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+
+inline void writeUnlock(Node* n) {
+    n->version.fetch_add(kLockedBit, std::memory_order_release);
+}
+
+// Backoff between restarts: spin a little, then let the writer run (it may be
+// descheduled while holding the latch, and on few cores we must yield to it).
+class Restarter {
+  public:
+    void pause() {
+        if (++restarts_ < 8) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            std::this_thread::yield();
+        }
+    }
+
+  private:
+    int restarts_ = 0;
+};
+
+}  // namespace mvkv::btree_detail

@@ -1,0 +1,356 @@
+// BTree, single-threaded: randomized operations against std::map as the model,
+// iteration both ways, seek edge cases (empty tree, ends, exact and between,
+// empty key, prefixes, long and binary keys), removeIf and stats.
+#include "btree/btree.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "util/epoch.h"
+
+using mvkv::BTree;
+using mvkv::EpochManager;
+
+namespace {
+
+BTree::Value val(uint64_t x) {
+    return reinterpret_cast<BTree::Value>(static_cast<uintptr_t>(x));
+}
+
+// Keys from a small alphabet incl. 0x00 and 0xff and varied lengths, so that
+// prefixes of each other, shared 8-byte prefixes and binary bytes are common.
+std::string randomKey(std::mt19937_64& rng) {
+    static const char kAlphabet[] = {'\0', '\x01', 'a', 'b', '\x7f', '\x80', '\xfe', '\xff'};
+    size_t len;
+    switch (rng() % 4) {
+        case 0:
+            len = rng() % 4;
+            break;
+        case 1:
+            len = 6 + rng() % 6;
+            break;  // straddles the 8-byte prefix
+        case 2:
+            len = 12 + rng() % 10;
+            break;
+        default:
+            len = rng() % 40;
+            break;
+    }
+    std::string k(len, '\0');
+    for (auto& c : k) {
+        c = kAlphabet[rng() % sizeof(kAlphabet)];
+    }
+    return k;
+}
+
+std::string printable(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        static const char* hex = "0123456789abcdef";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
+// The tree's full contents, forward and backward, equal the model's.
+void checkIteration(const BTree& tree, const std::map<std::string, uint64_t>& model) {
+    BTree::Cursor c(tree);
+    auto it = model.begin();
+    for (c.seekFirst(); c.valid(); c.next(), ++it) {
+        REQUIRE(it != model.end());
+        REQUIRE(std::string(c.key()) == it->first);
+        REQUIRE(c.value() == val(it->second));
+    }
+    REQUIRE(it == model.end());
+    auto rit = model.rbegin();
+    for (c.seekLast(); c.valid(); c.prev(), ++rit) {
+        REQUIRE(rit != model.rend());
+        REQUIRE(std::string(c.key()) == rit->first);
+    }
+    REQUIRE(rit == model.rend());
+}
+
+// seek and seekForPrev of `probe` agree with lower_bound / upper_bound - 1.
+void checkSeek(const BTree& tree, const std::map<std::string, uint64_t>& model,
+               const std::string& probe) {
+    INFO("probe ", printable(probe));
+    BTree::Cursor c(tree);
+    c.seek(probe);
+    auto lb = model.lower_bound(probe);
+    if (lb == model.end()) {
+        CHECK_FALSE(c.valid());
+    } else {
+        REQUIRE(c.valid());
+        CHECK(std::string(c.key()) == lb->first);
+    }
+    c.seekForPrev(probe);
+    auto ub = model.upper_bound(probe);
+    if (ub == model.begin()) {
+        CHECK_FALSE(c.valid());
+    } else {
+        --ub;
+        REQUIRE(c.valid());
+        CHECK(std::string(c.key()) == ub->first);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("btree: randomized operations match std::map") {
+    for (uint64_t seed : {1ull, 2ull, 3ull, 0xC0FFEEull}) {
+        INFO("seed ", seed);
+        EpochManager epochs;
+        BTree tree(epochs);
+        std::map<std::string, uint64_t> model;
+        std::mt19937_64 rng(seed);
+        uint64_t nextValue = 1;
+        for (int op = 0; op < 40000; ++op) {
+            std::string k = randomKey(rng);
+            switch (rng() % 8) {
+                case 0:
+                case 1:
+                case 2: {
+                    uint64_t v = nextValue++;
+                    auto [got, inserted] = tree.insertIfAbsent(k, val(v));
+                    auto [it, modelInserted] = model.emplace(k, v);
+                    REQUIRE(inserted == modelInserted);
+                    REQUIRE(got == val(it->second));
+                    break;
+                }
+                case 3: {
+                    bool removed = tree.remove(k);
+                    REQUIRE(removed == (model.erase(k) == 1));
+                    break;
+                }
+                case 4: {
+                    auto it = model.find(k);
+                    uint64_t expected = it != model.end() && rng() % 2 ? it->second : 999999999;
+                    bool removed = tree.removeIf(k, val(expected));
+                    bool modelRemoved = it != model.end() && it->second == expected;
+                    if (modelRemoved) {
+                        model.erase(it);
+                    }
+                    REQUIRE(removed == modelRemoved);
+                    break;
+                }
+                case 5:
+                    checkSeek(tree, model, k);
+                    break;
+                default: {
+                    auto found = tree.find(k);
+                    auto it = model.find(k);
+                    REQUIRE(found.has_value() == (it != model.end()));
+                    if (found) {
+                        REQUIRE(*found == val(it->second));
+                    }
+                    break;
+                }
+            }
+            if (op % 10000 == 0) {
+                REQUIRE(tree.size() == model.size());
+            }
+        }
+        REQUIRE(tree.size() == model.size());
+        checkIteration(tree, model);
+        for (const auto& [k, v] : model) {
+            REQUIRE(tree.find(k) == val(v));
+        }
+    }
+}
+
+TEST_CASE("btree: many sequential and reverse keys split deep trees") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    std::map<std::string, uint64_t> model;
+    char buf[32];
+    for (int i = 0; i < 50000; ++i) {
+        // Ascending then descending insertion orders hit both split halves.
+        int x = i < 25000 ? i : 74999 - i;
+        snprintf(buf, sizeof(buf), "key%08d", x);
+        tree.insertIfAbsent(buf, val(static_cast<uint64_t>(x) + 1));
+        model.emplace(buf, x + 1);
+    }
+    checkIteration(tree, model);
+    BTree::Stats s = tree.stats();
+    CHECK(s.keys == 50000);
+    CHECK(s.height >= 3);
+    CHECK(s.leafNodes >= 50000 / BTree::kLeafCapacity);
+    CHECK(s.innerNodes >= 1);
+    CHECK(s.bytes > 50000 * 11);
+    // Remove every other key, then all: empty leaves stay and are skipped.
+    for (int x = 0; x < 50000; x += 2) {
+        snprintf(buf, sizeof(buf), "key%08d", x);
+        REQUIRE(tree.remove(buf));
+        model.erase(buf);
+    }
+    checkIteration(tree, model);
+    for (auto& [k, v] : model) {
+        REQUIRE(tree.remove(k));
+    }
+    model.clear();
+    checkIteration(tree, model);
+    CHECK(tree.size() == 0);
+    CHECK(tree.stats().leafNodes == s.leafNodes);  // no merging
+    BTree::Cursor c(tree);
+    c.seek("key");
+    CHECK_FALSE(c.valid());
+    c.seekForPrev("key99999999");
+    CHECK_FALSE(c.valid());
+}
+
+TEST_CASE("btree: seek edge cases") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    std::map<std::string, uint64_t> model;
+
+    SUBCASE("empty tree") {
+        BTree::Cursor c(tree);
+        c.seekFirst();
+        CHECK_FALSE(c.valid());
+        c.seekLast();
+        CHECK_FALSE(c.valid());
+        c.seek("");
+        CHECK_FALSE(c.valid());
+        c.seekForPrev("\xff\xff");
+        CHECK_FALSE(c.valid());
+        CHECK_FALSE(tree.find("").has_value());
+        CHECK_FALSE(tree.remove(""));
+        BTree::Stats s = tree.stats();
+        CHECK(s.keys == 0);
+        CHECK(s.height == 1);
+        CHECK(s.leafNodes == 1);
+        CHECK(s.innerNodes == 0);
+    }
+
+    SUBCASE("prefixes, empty key, binary bytes, long keys") {
+        std::vector<std::string> keys = {
+            "",
+            std::string(1, '\0'),
+            std::string(2, '\0'),
+            std::string(9, '\0'),
+            "a",
+            "ab",
+            "abcdefgh",   // exactly the prefix length
+            "abcdefghi",  // one past it
+            std::string("abcdefgh\0", 9),
+            "abcdefgz",
+            std::string(8, '\xff'),
+            std::string(20, '\xff'),
+            std::string("\x00\xff\x00", 3),
+            std::string(5000, 'q'),        // > 4 KiB
+            std::string(5000, 'q') + "r",  // differs after 5000 bytes
+            std::string(65536, 'z'),       // 64 KiB
+            std::string(4999, 'q') + std::string(1, '\xff'),
+        };
+        uint64_t v = 1;
+        for (const auto& k : keys) {
+            CHECK(tree.insertIfAbsent(k, val(v)).second);
+            model.emplace(k, v++);
+        }
+        for (const auto& k : keys) {
+            CHECK(tree.insertIfAbsent(k, val(12345)).first == val(model[k]));
+            CHECK_FALSE(tree.insertIfAbsent(k, val(12345)).second);
+        }
+        checkIteration(tree, model);
+        std::vector<std::string> probes = keys;
+        probes.push_back(std::string(3, '\0'));
+        probes.push_back("aa");
+        probes.push_back("abcdefg");
+        probes.push_back("abcdefgha");
+        probes.push_back(std::string(21, '\xff'));  // after last
+        probes.push_back(std::string(4999, 'q'));
+        probes.push_back(std::string(65537, 'z'));
+        probes.push_back("b");
+        for (const auto& p : probes) {
+            checkSeek(tree, model, p);
+        }
+        BTree::Cursor c(tree);
+        c.seek("");
+        REQUIRE(c.valid());
+        CHECK(c.key().empty());  // exact hit on the empty key
+        c.prev();
+        CHECK_FALSE(c.valid());  // nothing before the first key
+        c.seekLast();
+        REQUIRE(c.valid());
+        CHECK(std::string(c.key()) == std::string(20, '\xff'));
+        c.next();
+        CHECK_FALSE(c.valid());
+    }
+
+    SUBCASE("exact, between, before first and after last, in a multi-level tree") {
+        for (int i = 0; i < 10000; ++i) {
+            std::string k = "k" + std::to_string(i * 10);
+            tree.insertIfAbsent(k, val(static_cast<uint64_t>(i) + 1));
+            model.emplace(k, i + 1);
+        }
+        std::mt19937_64 rng(7);
+        for (int i = 0; i < 3000; ++i) {
+            checkSeek(tree, model, "k" + std::to_string(rng() % 100005));
+        }
+        checkSeek(tree, model, "");
+        checkSeek(tree, model, "a");
+        checkSeek(tree, model, "z");
+        // Direction changes in the middle of a batch and across batches.
+        BTree::Cursor c(tree);
+        c.seek("k5000");
+        auto it = model.find("k5000");
+        REQUIRE(c.valid());
+        for (int step = 0; step < 500; ++step) {
+            bool forward = (step / 70) % 2 == 0;
+            if (forward) {
+                c.next();
+                ++it;
+            } else {
+                c.prev();
+                --it;
+            }
+            REQUIRE(c.valid());
+            REQUIRE(std::string(c.key()) == it->first);
+        }
+        // A seek from the cursor's own key (the argument aliases its buffer).
+        c.seek(c.key());
+        REQUIRE(c.valid());
+        CHECK(std::string(c.key()) == it->first);
+    }
+}
+
+TEST_CASE("btree: removeIf removes only the expected mapping") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    CHECK_FALSE(tree.removeIf("x", val(1)));
+    tree.insertIfAbsent("x", val(1));
+    CHECK_FALSE(tree.removeIf("x", val(2)));
+    CHECK(tree.find("x") == val(1));
+    CHECK(tree.removeIf("x", val(1)));
+    CHECK_FALSE(tree.find("x").has_value());
+    CHECK_FALSE(tree.removeIf("x", val(1)));
+    // A null value is a value like any other.
+    CHECK(tree.insertIfAbsent("n", nullptr).second);
+    CHECK(tree.find("n") == std::optional<BTree::Value>(nullptr));
+    CHECK(tree.removeIf("n", nullptr));
+    CHECK(tree.size() == 0);
+}
+
+TEST_CASE("btree: removed keys are retired through the epoch manager") {
+    EpochManager epochs;
+    {
+        BTree tree(epochs);
+        tree.insertIfAbsent("a", val(1));
+        tree.insertIfAbsent("b", val(2));
+        auto guard = epochs.pin();
+        CHECK(tree.remove("a"));
+        size_t pending = epochs.pendingCount();
+        CHECK(pending >= 1);
+        epochs.reclaim();
+        CHECK(epochs.pendingCount() == pending);  // our guard predates the retire
+        guard.release();
+        epochs.reclaim();
+        CHECK(epochs.pendingCount() == 0);
+    }
+}
