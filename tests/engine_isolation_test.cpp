@@ -65,6 +65,7 @@ TEST_CASE("transfers between accounts never change the total any snapshot sees")
                     auto b = readInt(t, "bank.accounts", account(to));
                     if (!b.ok())
                         return b.status();
+                    std::this_thread::yield();  // widen the window for conflicts
                     Status x = t.put("bank.accounts", account(from), std::to_string(a.value() - 1));
                     if (!x.ok())
                         return x;
@@ -138,6 +139,7 @@ TEST_CASE("concurrent increments of one counter are all counted (no lost update)
                     auto n = readInt(x, "t.counters", "n");
                     if (!n.ok())
                         return n.status();
+                    std::this_thread::yield();
                     return x.put("t.counters", "n", std::to_string(n.value() + 1));
                 });
                 if (!st.ok())

@@ -27,20 +27,17 @@ using namespace mvkv;
 using namespace mvkv::mvcc;
 using namespace std::chrono_literals;
 
-namespace doctest {
-template <>
-struct StringMaker<mvkv::StatusCode> {
-    static String convert(mvkv::StatusCode c) {
-        return String(std::string(mvkv::statusCodeName(c)).c_str());
-    }
-};
-}  // namespace doctest
-
 // A status that must be OK; on failure doctest prints its code and message.
 #define CHECK_OK(expr)                                                 \
     do {                                                               \
         const ::mvkv::Status checkOkStatus_ = (expr);                  \
         CHECK_MESSAGE(checkOkStatus_.ok(), checkOkStatus_.toString()); \
+    } while (false)
+// A status with code `expected`; on failure doctest prints the whole status.
+#define CHECK_CODE(expr, expected)                                                         \
+    do {                                                                                   \
+        const ::mvkv::Status checkCodeStatus_ = (expr);                                    \
+        CHECK_MESSAGE(checkCodeStatus_.code() == (expected), checkCodeStatus_.toString()); \
     } while (false)
 #define REQUIRE_OK(expr)                                                     \
     do {                                                                     \
@@ -70,7 +67,7 @@ bool contains(const std::string& haystack, std::string_view needle) {
 
 // `s` is InvalidArgument and its message names both numbers.
 void checkRefused(const Status& s, Timestamp a, Timestamp b) {
-    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(s, StatusCode::kInvalidArgument);
     CAPTURE(s.message());
     CHECK(contains(s.message(), std::to_string(a)));
     CHECK(contains(s.message(), std::to_string(b)));
@@ -523,15 +520,15 @@ TEST_CASE("timestamp rules: commit timestamp 0 is refused when given explicitly"
     Transaction t;
     REQUIRE_OK(mgr.begin(t));
     REQUIRE_OK(put(mgr, t, c["k"], "x"));
-    CHECK(mgr.setCommitTimestamp(t, 0).code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(mgr.setCommitTimestamp(t, 0), StatusCode::kInvalidArgument);
     Status s = mgr.commit(t, 0);
-    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(s, StatusCode::kInvalidArgument);
     CHECK(contains(s.message(), "rolled back"));
     CHECK(t.state() == TxnState::kAborted);
 
     // Read-only: the same answer.
     REQUIRE_OK(mgr.begin(t));
-    CHECK(mgr.commit(t, 0).code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(mgr.commit(t, 0), StatusCode::kInvalidArgument);
     CHECK(t.state() == TxnState::kAborted);
 }
 
@@ -663,7 +660,7 @@ TEST_CASE("transactions: a second begin is IllegalOperation and leaves the first
     REQUIRE_OK(mgr.begin(t, at(5)));
     REQUIRE_OK(put(mgr, t, c["k"], "x"));
     Status s = mgr.begin(t, at(9));
-    CHECK(s.code() == StatusCode::kIllegalOperation);
+    CHECK_CODE(s, StatusCode::kIllegalOperation);
     CHECK_FALSE(s.message().empty());
     CHECK(t.active());
     CHECK(t.readTs() == 5);
@@ -678,12 +675,11 @@ TEST_CASE("transactions: commit, write and setCommitTimestamp without begin are 
     TransactionManager mgr;
     UpdateChain chain;
     Transaction t;
-    CHECK(mgr.commit(t).code() == StatusCode::kIllegalOperation);
-    CHECK(mgr.commit(t, 5).code() == StatusCode::kIllegalOperation);
-    CHECK(mgr.write(t, chain, WriteKind::kValue, "x", 0).code() == StatusCode::kIllegalOperation);
-    CHECK(mgr.write(t, chain, WriteKind::kTombstone, {}, 0).code() ==
-          StatusCode::kIllegalOperation);
-    CHECK(mgr.setCommitTimestamp(t, 5).code() == StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.commit(t), StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.commit(t, 5), StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.write(t, chain, WriteKind::kValue, "x", 0), StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.write(t, chain, WriteKind::kTombstone, {}, 0), StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.setCommitTimestamp(t, 5), StatusCode::kIllegalOperation);
     CHECK(chain.head() == nullptr);
     CHECK(t.state() == TxnState::kIdle);
     mgr.abort(t);  // a no-op
@@ -701,8 +697,8 @@ TEST_CASE("transactions: after commit or abort, further commits and writes are I
     REQUIRE_OK(mgr.begin(t));
     REQUIRE_OK(mgr.write(t, chain, WriteKind::kValue, "x", 0));
     REQUIRE_OK(mgr.commit(t));
-    CHECK(mgr.commit(t).code() == StatusCode::kIllegalOperation);
-    CHECK(mgr.write(t, chain, WriteKind::kValue, "y", 0).code() == StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.commit(t), StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.write(t, chain, WriteKind::kValue, "y", 0), StatusCode::kIllegalOperation);
     mgr.abort(t);  // no-op: the commit stands
     CHECK(t.state() == TxnState::kCommitted);
     CHECK(chain.head()->state() == UpdateState::kCommitted);
@@ -710,7 +706,7 @@ TEST_CASE("transactions: after commit or abort, further commits and writes are I
 
     REQUIRE_OK(mgr.begin(t));
     mgr.abort(t);
-    CHECK(mgr.commit(t).code() == StatusCode::kIllegalOperation);
+    CHECK_CODE(mgr.commit(t), StatusCode::kIllegalOperation);
     CHECK(mgr.stats().committed == 1);
     CHECK(mgr.stats().aborted == 1);
 }
@@ -745,6 +741,31 @@ TEST_CASE("transactions: a read-only commit needs no timestamp and changes no ti
     CHECK(r.state() == TxnState::kCommitted);
 }
 
+TEST_CASE("transactions: a read-only commit's timestamp moves neither all_durable nor the clock") {
+    TransactionManager mgr;
+    Collection c;
+    commitValue(mgr, c["k"], "v", 10);
+
+    Transaction r;
+    REQUIRE_OK(mgr.begin(r));
+    CHECK(read(r, c["k"]) == "v");
+    REQUIRE_OK(mgr.commit(r, 1000));
+    CHECK(r.commitTs() == 1000);
+    // Nothing was written at 1000: the no-holes point stays at 10, so a
+    // commit the clock times later is not "behind" all_durable.
+    CHECK(mgr.timestamps().allDurable == 10);
+
+    // The same with the timestamp set beforehand.
+    REQUIRE_OK(mgr.begin(r));
+    REQUIRE_OK(mgr.setCommitTimestamp(r, 2000));
+    CHECK(mgr.timestamps().allDurable == 10);
+    REQUIRE_OK(mgr.commit(r));
+    CHECK(mgr.timestamps().allDurable == 10);
+
+    Timestamp next = commitValue(mgr, c["k"], "w");
+    CHECK(mgr.timestamps().allDurable == next);
+}
+
 TEST_CASE("transactions: stats count begun, committed, aborted and active") {
     TransactionManager mgr;
     Collection c;
@@ -764,7 +785,7 @@ TEST_CASE("transactions: stats count begun, committed, aborted and active") {
     // A refused commit counts as an abort.
     REQUIRE_OK(put(mgr, d, c["d"], "d"));
     REQUIRE_OK(mgr.setStable(58));
-    CHECK(mgr.commit(d, 37).code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(mgr.commit(d, 37), StatusCode::kInvalidArgument);
     st = mgr.stats();
     CHECK(st.committed == 1);
     CHECK(st.aborted == 2);
@@ -825,7 +846,7 @@ TEST_CASE("retry: writeConflictRetry gives up at the deadline naming the attempt
     SUBCASE("an expired deadline: one attempt") {
         RetryCounts counts;
         Status s = writeConflictRetry(Deadline::now(), counts, attempt, onConflict);
-        CHECK(s.code() == StatusCode::kWriteConflict);
+        CHECK_CODE(s, StatusCode::kWriteConflict);
         CHECK(counts.attempts == 1);
         CHECK(counts.writeConflicts == 1);
         CAPTURE(s.message());
@@ -835,7 +856,7 @@ TEST_CASE("retry: writeConflictRetry gives up at the deadline naming the attempt
     SUBCASE("a short deadline") {
         RetryCounts counts;
         Status s = writeConflictRetry(Deadline::in(30ms), counts, attempt, onConflict);
-        CHECK(s.code() == StatusCode::kWriteConflict);
+        CHECK_CODE(s, StatusCode::kWriteConflict);
         CHECK(counts.attempts >= 1);
         CHECK(counts.writeConflicts == counts.attempts);
         CAPTURE(s.message());
@@ -890,7 +911,7 @@ TEST_CASE("retry: writeConflictRetry returns other errors at once without retryi
     Status s = writeConflictRetry(
         Deadline::never(), counts, [] { return Status::InvalidArgument("bad input"); },
         [&] { ++conflicts; });
-    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK_CODE(s, StatusCode::kInvalidArgument);
     CHECK(s.message() == "bad input");
     CHECK(counts.attempts == 1);
     CHECK(counts.writeConflicts == 0);

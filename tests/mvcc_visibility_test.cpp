@@ -20,15 +20,6 @@
 using namespace mvkv;
 using namespace mvkv::mvcc;
 
-namespace doctest {
-template <>
-struct StringMaker<mvkv::StatusCode> {
-    static String convert(mvkv::StatusCode c) {
-        return String(std::string(mvkv::statusCodeName(c)).c_str());
-    }
-};
-}  // namespace doctest
-
 // A status that must be OK; on failure doctest prints its code and message.
 #define CHECK_OK(expr)                                                 \
     do {                                                               \
