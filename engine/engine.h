@@ -64,6 +64,7 @@ class Engine {
     explicit Engine(EngineOptions options);
     friend class Session;
     friend class Cursor;
+    friend class OperationContext;
 
     EngineOptions options_;
     mutable EpochManager epochs_;  // outlives every tree below; pinned by const readers

@@ -8,6 +8,7 @@
 
 #include "engine/cursor.h"
 #include "engine/engine.h"
+#include "engine/operation_context.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
 
@@ -51,39 +52,25 @@ Status Session::checkValue(std::string_view value) const {
     return Status::OK();
 }
 
-StatusWith<std::shared_ptr<Collection>> Session::access(
-    std::string_view ns, LockMode mode, std::optional<lockmgr::AutoGetCollection>& opLocks) {
-    auto parsed = Namespace::parse(ns);
-    if (!parsed.ok())
-        return parsed.status();
-    if (explicit_) {
-        auto held = std::find_if(txnLockModes_.begin(), txnLockModes_.end(),
-                                 [&](const HeldLock& h) { return h.ns == ns; });
-        bool covered = held != txnLockModes_.end() &&
-                       (held->mode == mode || held->mode == LockMode::kIX);
-        if (!covered) {
-            lockmgr::AutoGetCollection locks(locker_, ns, mode, lockDeadline());
-            if (!locks.status().ok())
-                return locks.status();
-            txnLocks_.push_back(std::move(locks));
-            if (held != txnLockModes_.end())
-                held->mode = mode;  // IS -> IX
-            else
-                txnLockModes_.push_back({std::string(ns), mode});
-        }
-    } else {
-        opLocks.emplace(locker_, ns, mode, lockDeadline());
-        if (!opLocks->status().ok())
-            return opLocks->status();
-    }
-    std::shared_ptr<Collection> coll = engine_.catalog_.lookup(ns);
-    if (!coll)
-        return Status::NamespaceNotFound(
-            fmt::format("collection {} does not exist; create it first", printable(ns)));
-    if (explicit_ && std::find(txnCollections_.begin(), txnCollections_.end(), coll) ==
-                         txnCollections_.end())
+Status Session::lockForTransaction(std::string_view ns, LockMode mode, const Deadline& deadline) {
+    auto held = std::find_if(txnLockModes_.begin(), txnLockModes_.end(),
+                             [&](const HeldLock& h) { return h.ns == ns; });
+    if (held != txnLockModes_.end() && (held->mode == mode || held->mode == LockMode::kIX))
+        return Status::OK();
+    lockmgr::AutoGetCollection locks(locker_, ns, mode, deadline);
+    if (!locks.status().ok())
+        return locks.status();
+    txnLocks_.push_back(std::move(locks));
+    if (held != txnLockModes_.end())
+        held->mode = mode;  // IS -> IX: a conversion, both grants kept until the end
+    else
+        txnLockModes_.push_back({std::string(ns), mode});
+    return Status::OK();
+}
+
+void Session::keepForTransaction(const std::shared_ptr<Collection>& coll) {
+    if (std::find(txnCollections_.begin(), txnCollections_.end(), coll) == txnCollections_.end())
         txnCollections_.push_back(coll);
-    return coll;
 }
 
 // --- catalog ---
@@ -262,15 +249,14 @@ StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) 
     lastOpWriteConflicts_ = 0;
     if (Status s = checkKey(key); !s.ok())
         return s;
-    std::optional<lockmgr::AutoGetCollection> opLocks;
-    auto coll = access(ns, LockMode::kIS, opLocks);
-    if (!coll.ok())
-        return coll.status();
+    OperationContext op(*this);
+    if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
+        return s;
     if (explicit_)
-        return read(*coll.value(), key);
+        return read(op.collection(), key);
     if (Status b = engine_.txns_.begin(txn_); !b.ok())
         return b;
-    auto result = read(*coll.value(), key);
+    auto result = read(op.collection(), key);
     engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
     return result;
 }
@@ -329,13 +315,13 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
         if (Status s = checkValue(value); !s.ok())
             return s;
     }
-    std::optional<lockmgr::AutoGetCollection> opLocks;
-    auto coll = access(ns, LockMode::kIX, opLocks);
-    if (!coll.ok())
-        return coll.status();
+    OperationContext opCtx(*this);
+    if (Status s = opCtx.lockCollection(ns, LockMode::kIX); !s.ok())
+        return s;
+    Collection& coll = opCtx.collection();
     auto& txns = engine_.txns_;
     if (explicit_) {
-        Status s = applyWrite(op, *coll.value(), key, value);
+        Status s = applyWrite(op, coll, key, value);
         if (s.code() == StatusCode::kWriteConflict) {
             txns.noteWriteConflict();
             lastOpWriteConflicts_ = 1;
@@ -352,7 +338,7 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
         [&]() -> Status {
             if (Status b = txns.begin(txn_); !b.ok())
                 return b;
-            Status w = applyWrite(op, *coll.value(), key, value);
+            Status w = applyWrite(op, coll, key, value);
             if (!w.ok()) {
                 abortTxn();
                 return w;
@@ -367,12 +353,11 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
 }
 
 StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
-    std::optional<lockmgr::AutoGetCollection> opLocks;
-    auto coll = access(ns, LockMode::kIS, opLocks);
-    if (!coll.ok())
-        return coll.status();
+    OperationContext op(*this);
+    if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
+        return s;
     std::unique_ptr<Cursor> cursor(
-        new Cursor(*this, std::move(coll).value(), std::move(opLocks), !explicit_));
+        new Cursor(*this, op.sharedCollection(), op.takeLocks(), !explicit_));
     return cursor;
 }
 

@@ -111,6 +111,7 @@ class Session {
   private:
     friend class Engine;
     friend class Cursor;
+    friend class OperationContext;
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
     struct PendingWrite {
         Collection* collection;
@@ -125,10 +126,11 @@ class Session {
     Deadline lockDeadline() const;
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;
-    /// Locks `ns` in `mode` for this operation (into `opLocks`) or, inside a
-    /// transaction, for the transaction; then resolves the collection.
-    StatusWith<std::shared_ptr<Collection>> access(std::string_view ns, lockmgr::LockMode mode,
-                                                   std::optional<lockmgr::AutoGetCollection>& opLocks);
+    /// Inside a transaction: takes `ns` in `mode` for the transaction unless
+    /// it already holds a mode that covers it.
+    Status lockForTransaction(std::string_view ns, lockmgr::LockMode mode,
+                              const Deadline& deadline);
+    void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
     /// One attempt of a write inside txn_.
     Status applyWrite(WriteOp op, Collection& coll, std::string_view key, std::string_view value);

@@ -1,0 +1,54 @@
+// OperationContext: what one Session operation holds while it runs — its
+// lock deadline, its ticket and intent locks, and the collection it resolved.
+//
+// lockCollection() takes the ticket and the locks top-down through the lock
+// manager (Global, Database, Collection; reads IS, writes IX) and then looks
+// the collection up, so a concurrent drop (X on the collection) can neither
+// run under the operation nor leave it holding a dropped collection. Outside a
+// transaction the locks are the operation's and are released when the
+// context is destroyed; inside one they belong to the transaction and are
+// kept until it ends.
+//
+// Thread safety: lives on the stack of the session's thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "engine/collection.h"
+#include "lockmgr/raii_locks.h"
+#include "util/deadline.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+class Session;
+
+class OperationContext {
+  public:
+    explicit OperationContext(Session& session);
+    OperationContext(const OperationContext&) = delete;
+    OperationContext& operator=(const OperationContext&) = delete;
+
+    /// LockTimeout / Interrupted / Deadlock from the lock manager,
+    /// InvalidArgument for a bad name, NamespaceNotFound when absent.
+    Status lockCollection(std::string_view ns, lockmgr::LockMode mode);
+
+    /// Valid after lockCollection() succeeded.
+    Collection& collection() const { return *collection_; }
+    const std::shared_ptr<Collection>& sharedCollection() const { return collection_; }
+    /// The operation's own locks (none inside a transaction), handed to a
+    /// cursor that outlives the operation.
+    std::optional<lockmgr::AutoGetCollection> takeLocks() { return std::move(locks_); }
+
+    const Deadline& lockDeadline() const { return lockDeadline_; }
+
+  private:
+    Session& session_;
+    Deadline lockDeadline_;
+    std::optional<lockmgr::AutoGetCollection> locks_;
+    std::shared_ptr<Collection> collection_;
+};
+
+}  // namespace mvkv::engine
