@@ -8,6 +8,8 @@
 //   mvkv-bench --ops 1000000                 fixed ops per thread instead of --duration
 //   mvkv-bench --repeat 5                    runs per case, median reported (default 1)
 //   mvkv-bench --cases autoget_is,mutex_pair only these cases
+//   mvkv-bench --keys 100000                 keys loaded by the kv workload (default 1000000)
+//   mvkv-bench --key-size 16 --value-size 100  key/value bytes of the kv workload
 //   mvkv-bench --json out.json               also write the results as JSON
 //   mvkv-bench --list                        list workloads and their cases
 //
@@ -19,7 +21,7 @@
 // The --json document:
 //   {"tool":"mvkv-bench","version":..., "machine":{cpu_model,cpus,cpu_cache,
 //    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "config":{threads,duration,
-//    ops_per_thread,repeat,cases}, "results":[{workload,case,threads,ops,
+//    ops_per_thread,repeat,cases,keys,key_size,value_size}, "results":[{workload,case,threads,ops,
 //    seconds,ops_per_sec,ns_per_op,<metric>...,error?}], "notes":{workload:[...]}}
 //
 // Layout of bench/: main.cpp (flags, orchestration), workload.h/.cpp (the
@@ -116,6 +118,15 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--cases", config.cases, "Only these cases, comma-separated (default: all)")
         ->delimiter(',');
+    app.add_option("--keys", config.keys, "Keys loaded by the kv workload before timing")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32))
+        ->capture_default_str();
+    app.add_option("--key-size", config.keySize, "Key bytes in the kv workload (>= 8)")
+        ->check(CLI::Range(size_t{8}, size_t{511}))
+        ->capture_default_str();
+    app.add_option("--value-size", config.valueSize, "Value bytes in the kv workload")
+        ->check(CLI::Range(size_t{8}, size_t{1} << 20))
+        ->capture_default_str();
     app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
     try {
@@ -221,7 +232,10 @@ int run(int argc, char** argv) {
               {"duration", config.durationSeconds},
               {"ops_per_thread", config.opsPerThread},
               {"repeat", config.repeat},
-              {"cases", config.cases}}},
+              {"cases", config.cases},
+              {"keys", config.keys},
+              {"key_size", config.keySize},
+              {"value_size", config.valueSize}}},
             {"results", results},
             {"notes", notes},
         };

@@ -35,6 +35,10 @@ struct BenchConfig {
     uint64_t opsPerThread = 0;       // > 0: run exactly this many ops per thread instead
     int repeat = 1;                  // runs per case; the median (by ops/s) is reported
     std::vector<std::string> cases;  // empty: every case of the selected workloads
+    // Data set of the key-value workloads ("kv"): keys loaded before timing.
+    uint64_t keys = 1000000;
+    size_t keySize = 16;     // bytes per key (>= 8)
+    size_t valueSize = 100;  // bytes per value
 
     /// True when `caseName` was not filtered out by --cases.
     bool wantCase(std::string_view caseName) const;
@@ -105,6 +109,7 @@ const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view ca
 // ---- Registration ----
 
 void registerLockmgrWorkload(WorkloadRegistry& registry);
+void registerKvWorkload(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.
 void registerBuiltinWorkloads(WorkloadRegistry& registry);
 
