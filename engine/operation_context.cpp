@@ -12,23 +12,46 @@ OperationContext::OperationContext(Session& session)
     : session_(session), lockDeadline_(session.lockDeadline()) {}
 
 Status OperationContext::lockCollection(std::string_view ns, lockmgr::LockMode mode) {
-    auto parsed = Namespace::parse(ns);
-    if (!parsed.ok())
-        return parsed.status();
+    // The session's cache gives the collection and its pre-hashed lock names
+    // without parsing the namespace or touching the catalog. It is only a
+    // hint until the locks are held: then a collection that is not dropped
+    // is the one `ns` names (drop and create need X on it).
+    const std::shared_ptr<Collection>* cached = session_.cachedCollection(ns);
+    lockmgr::LockNamespace parsedLockNs;
+    const lockmgr::LockNamespace* lockNs = nullptr;
+    if (cached) {
+        lockNs = &(*cached)->lockNs();
+    } else {
+        auto parsed = Namespace::parse(ns);
+        if (!parsed.ok())
+            return parsed.status();
+        auto lns = lockmgr::LockNamespace::parse(ns);
+        if (!lns.ok())
+            return lns.status();
+        parsedLockNs = std::move(lns).value();
+        lockNs = &parsedLockNs;
+    }
     if (session_.inTransaction()) {
-        if (Status s = session_.lockForTransaction(ns, mode, lockDeadline_); !s.ok())
+        if (Status s = session_.lockForTransaction(*lockNs, mode, lockDeadline_); !s.ok())
             return s;
     } else {
-        locks_.emplace(session_.locker_, ns, mode, lockDeadline_);
+        locks_.emplace(session_.locker_, *lockNs, mode, lockDeadline_);
         if (!locks_->status().ok())
             return locks_->status();
     }
-    collection_ = session_.engine_.catalog_.lookup(ns);
-    if (!collection_)
-        return Status::NamespaceNotFound(
-            fmt::format("collection {} does not exist; create it first", printable(ns)));
+    if (cached && !(*cached)->dropped()) {
+        shared_ = cached;
+    } else {
+        std::shared_ptr<Collection> fresh = session_.engine_.catalog_.lookup(ns);
+        if (!fresh) {
+            session_.forgetCollection(ns);
+            return Status::NamespaceNotFound(
+                fmt::format("collection {} does not exist; create it first", printable(ns)));
+        }
+        shared_ = &session_.cacheCollection(ns, std::move(fresh));
+    }
     if (session_.inTransaction())
-        session_.keepForTransaction(collection_);
+        session_.keepForTransaction(*shared_);
     return Status::OK();
 }
 

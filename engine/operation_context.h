@@ -35,9 +35,9 @@ class OperationContext {
     /// InvalidArgument for a bad name, NamespaceNotFound when absent.
     Status lockCollection(std::string_view ns, lockmgr::LockMode mode);
 
-    /// Valid after lockCollection() succeeded.
-    Collection& collection() const { return *collection_; }
-    const std::shared_ptr<Collection>& sharedCollection() const { return collection_; }
+    /// Valid after lockCollection() succeeded, for the operation's life.
+    Collection& collection() const { return **shared_; }
+    const std::shared_ptr<Collection>& sharedCollection() const { return *shared_; }
     /// The operation's own locks (none inside a transaction), handed to a
     /// cursor that outlives the operation.
     std::optional<lockmgr::AutoGetCollection> takeLocks() { return std::move(locks_); }
@@ -48,7 +48,9 @@ class OperationContext {
     Session& session_;
     Deadline lockDeadline_;
     std::optional<lockmgr::AutoGetCollection> locks_;
-    std::shared_ptr<Collection> collection_;
+    // Points into the session's collection cache, which keeps the collection
+    // alive: an operation costs no reference-count traffic on a shared line.
+    const std::shared_ptr<Collection>* shared_ = nullptr;
 };
 
 }  // namespace mvkv::engine

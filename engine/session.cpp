@@ -52,9 +52,33 @@ Status Session::checkValue(std::string_view value) const {
     return Status::OK();
 }
 
-Status Session::lockForTransaction(std::string_view ns, LockMode mode, const Deadline& deadline) {
+const std::shared_ptr<Collection>* Session::cachedCollection(std::string_view ns) const {
+    auto it = collectionCache_.find(ns);
+    return it == collectionCache_.end() ? nullptr : &it->second;
+}
+
+const std::shared_ptr<Collection>& Session::cacheCollection(std::string_view ns,
+                                                            std::shared_ptr<Collection> coll) {
+    constexpr size_t kMaxCached = 256;  // forget everything rather than grow without bound
+    auto it = collectionCache_.find(ns);
+    if (it != collectionCache_.end()) {
+        it->second = std::move(coll);
+        return it->second;
+    }
+    if (collectionCache_.size() >= kMaxCached)
+        collectionCache_.clear();
+    return collectionCache_.emplace(std::string(ns), std::move(coll)).first->second;
+}
+
+void Session::forgetCollection(std::string_view ns) {
+    if (auto it = collectionCache_.find(ns); it != collectionCache_.end())
+        collectionCache_.erase(it);
+}
+
+Status Session::lockForTransaction(const lockmgr::LockNamespace& ns, LockMode mode,
+                                   const Deadline& deadline) {
     auto held = std::find_if(txnLockModes_.begin(), txnLockModes_.end(),
-                             [&](const HeldLock& h) { return h.ns == ns; });
+                             [&](const HeldLock& h) { return h.ns == ns.ns(); });
     if (held != txnLockModes_.end() && (held->mode == mode || held->mode == LockMode::kIX))
         return Status::OK();
     lockmgr::AutoGetCollection locks(locker_, ns, mode, deadline);
@@ -64,7 +88,7 @@ Status Session::lockForTransaction(std::string_view ns, LockMode mode, const Dea
     if (held != txnLockModes_.end())
         held->mode = mode;  // IS -> IX: a conversion, both grants kept until the end
     else
-        txnLockModes_.push_back({std::string(ns), mode});
+        txnLockModes_.push_back({ns.ns(), mode});
     return Status::OK();
 }
 

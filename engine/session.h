@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/collection.h"
@@ -128,8 +129,15 @@ class Session {
     Status checkValue(std::string_view value) const;
     /// Inside a transaction: takes `ns` in `mode` for the transaction unless
     /// it already holds a mode that covers it.
-    Status lockForTransaction(std::string_view ns, lockmgr::LockMode mode,
+    Status lockForTransaction(const lockmgr::LockNamespace& ns, lockmgr::LockMode mode,
                               const Deadline& deadline);
+    /// The session's cache of collections by namespace (a hint: see
+    /// OperationContext::lockCollection). Null when not cached; the entry
+    /// stays put until the next cacheCollection() or forgetCollection().
+    const std::shared_ptr<Collection>* cachedCollection(std::string_view ns) const;
+    const std::shared_ptr<Collection>& cacheCollection(std::string_view ns,
+                                                       std::shared_ptr<Collection> coll);
+    void forgetCollection(std::string_view ns);
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
     /// One attempt of a write inside txn_.
@@ -147,6 +155,12 @@ class Session {
     mvcc::Transaction txn_;
     bool explicit_ = false;
     uint64_t txnGeneration_ = 0;  // bumped when an explicit transaction ends
+    struct StringHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, std::shared_ptr<Collection>, StringHash, std::equal_to<>>
+        collectionCache_;
     std::vector<lockmgr::AutoGetCollection> txnLocks_;
     std::vector<HeldLock> txnLockModes_;
     std::vector<std::shared_ptr<Collection>> txnCollections_;  // kept alive until the end

@@ -298,3 +298,20 @@ TEST_CASE("drop waits for a transaction's intent lock and times out with LockTim
     REQUIRE_OK(a->commit());
     CHECK_OK(b->dropCollection("t.c"));
 }
+
+TEST_CASE("a session never writes into a collection another session dropped and re-created") {
+    auto e = openEngine();
+    auto a = e->openSession();
+    auto b = e->openSession();
+    REQUIRE_OK(a->createCollection("t.c"));
+    REQUIRE_OK(a->put("t.c", "old", "1"));  // a now knows t.c
+    REQUIRE_OK(b->dropCollection("t.c"));
+    CHECK(a->put("t.c", "k", "v").code() == StatusCode::kNamespaceNotFound);
+    REQUIRE_OK(b->createCollection("t.c"));
+    CHECK(getOr(*a, "t.c", "old") == "<NotFound>");
+    REQUIRE_OK(a->put("t.c", "new", "2"));
+    CHECK(scanAll(*b, "t.c") == "new=2");
+    REQUIRE_OK(b->dropDatabase("t"));
+    CHECK(a->get("t.c", "new").status().code() == StatusCode::kNamespaceNotFound);
+    CHECK(a->openCursor("t.c").status().code() == StatusCode::kNamespaceNotFound);
+}
