@@ -358,7 +358,7 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     }
     mvcc::RetryCounts counts;
     Status s = mvcc::writeConflictRetry(
-        Deadline::in(retryTimeout_), counts,
+        retryTimeout_, counts,
         [&]() -> Status {
             if (Status b = txns.begin(txn_); !b.ok())
                 return b;

@@ -55,4 +55,23 @@ Status writeConflictRetry(const Deadline& deadline, RetryCounts& counts, Attempt
     }
 }
 
+/// The same with a timeout that starts at the first conflict: an operation
+/// that never conflicts never reads the clock.
+template <typename Attempt, typename OnConflict>
+Status writeConflictRetry(std::chrono::milliseconds timeout, RetryCounts& counts,
+                          Attempt&& attempt, OnConflict&& onConflict) {
+    ++counts.attempts;
+    Status s = attempt();
+    if (s.code() != StatusCode::kWriteConflict)
+        return s;
+    Deadline deadline = Deadline::in(timeout);
+    ++counts.writeConflicts;
+    onConflict();
+    if (deadline.expired())
+        return retriesExhausted(counts.attempts, s);
+    backoffAfterConflict(counts.writeConflicts, deadline);
+    return writeConflictRetry(deadline, counts, std::forward<Attempt>(attempt),
+                              std::forward<OnConflict>(onConflict));
+}
+
 }  // namespace mvkv::mvcc
