@@ -183,6 +183,9 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
             Inner* inner = asInner(node);
             int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             // The parent is validated after the child's version is read: the
             // child was the right one at a moment when its version was cv.
@@ -211,8 +214,11 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
 }
 
 std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value value) {
+    assert(key.size() <= UINT32_MAX);
     auto guard = epochs_.pin();
     SearchKey k(key);
+    // The key's copy is made outside the latch, once, and kept across restarts.
+    const KeyBlob* blob = nullptr;
     for (Restarter backoff;; backoff.pause()) {
         Node* node = loadRoot();
         uint64_t v;
@@ -258,6 +264,9 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             }
             int pos = inner->keys.upperBound(n, k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;
@@ -281,14 +290,20 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             if (!validate(leaf, v)) {
                 continue;
             }
+            if (blob != nullptr) {
+                KeyBlob::destroy(const_cast<KeyBlob*>(blob));  // never published
+            }
             return {current, false};
+        }
+        if (blob == nullptr) {
+            blob = KeyBlob::make(key);  // the upgrade below still checks nothing changed
         }
         if (n < Leaf::kCapacity) {
             if (!upgradeToWrite(leaf, v)) {
                 continue;
             }
             // The version did not change since pos was computed: it holds.
-            leafInsertAt(leaf, pos, KeyBlob::make(key), value);
+            leafInsertAt(leaf, pos, blob, value);
             writeUnlock(leaf);
             addToSize(1);
             return {value, true};
@@ -308,7 +323,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         Leaf* target = compareBytes(key, split.separator->view()) < 0 ? leaf : asLeaf(split.right);
         bool unused;
         int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);
-        leafInsertAt(target, at, KeyBlob::make(key), value);
+        leafInsertAt(target, at, blob, value);
         if (parent != nullptr) {
             innerInsert(parent, split);
         } else {
@@ -350,6 +365,9 @@ bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
             Inner* inner = asInner(node);
             int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;

@@ -107,6 +107,9 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
                 fenceBlob = inner->keys.blobAt(pos - 1);
             }
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;
@@ -141,12 +144,10 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
                 break;
         }
         for (int i = begin; i < end; ++i) {
-            const KeyBlob* b = leaf->keys.blobAt(i);
-            if (b == nullptr) {
+            if (!leaf->keys.appendKey(i, keyBytes_)) {
                 restart = true;  // torn: validation below would fail anyway
                 break;
             }
-            keyBytes_.append(b->data(), b->len);
             keyOffsets_.push_back(static_cast<uint32_t>(keyBytes_.size()));
             values_.push_back(leaf->values[i].load(std::memory_order_acquire));
         }
