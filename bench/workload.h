@@ -105,6 +105,7 @@ const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view ca
 // ---- Registration ----
 
 void registerLockmgrWorkload(WorkloadRegistry& registry);
+void registerBTreeWorkload(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.
 void registerBuiltinWorkloads(WorkloadRegistry& registry);
 

@@ -66,7 +66,6 @@ void BTree::Cursor::prev() {
 
 void BTree::Cursor::fill(std::string_view target, Mode mode) {
     const bool forward = mode == Mode::kGE || mode == Mode::kGT;
-    std::string fence;  // the next target when this leaf has nothing for us
     auto guard = tree_->epochs_.pin();
     for (Restarter backoff;; backoff.pause()) {
         keyBytes_.clear();
@@ -164,8 +163,8 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
         }
         // Separators are never freed while the tree lives, and the pointer
         // was read under a validated version: the bytes are the fence's.
-        fence.assign(fenceBlob->data(), fenceBlob->len);
-        target_.swap(fence);
+        fence_.assign(fenceBlob->data(), fenceBlob->len);
+        target_.swap(fence_);
         target = target_;
         mode = forward ? Mode::kGE : Mode::kLT;
     }
