@@ -121,6 +121,18 @@ void innerInsert(Inner* parent, const Split& split) {
     parent->count.store(static_cast<uint16_t>(n + 1), std::memory_order_release);
 }
 
+// The locked root `left` split: a new root above it and the split's right
+// half. Readers that read the old root's version before the split fail to
+// validate it; later ones re-check the root pointer and restart.
+void growRoot(std::atomic<Node*>& rootPtr, Node* left, const Split& split) {
+    auto* root = new Inner;
+    root->keys.set(0, split.separator);
+    root->children[0].store(left, std::memory_order_relaxed);
+    root->children[1].store(split.right, std::memory_order_relaxed);
+    root->count.store(1, std::memory_order_relaxed);
+    rootPtr.store(root, std::memory_order_release);  // publishes the fields above
+}
+
 // Stripe for this thread's size updates.
 int sizeStripe() {
     static std::atomic<int> next{0};
@@ -249,12 +261,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
                     innerInsert(parent, split);
                 } else {
                     // inner is still the root: the root changes only under its lock.
-                    auto* root = new Inner;
-                    root->keys.set(0, split.separator);
-                    root->children[0].store(inner, std::memory_order_relaxed);
-                    root->children[1].store(split.right, std::memory_order_relaxed);
-                    root->count.store(1, std::memory_order_relaxed);
-                    root_.store(root, std::memory_order_release);
+                    growRoot(root_, inner, split);
                 }
                 writeUnlock(inner);
                 if (parent != nullptr) {
@@ -327,12 +334,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         if (parent != nullptr) {
             innerInsert(parent, split);
         } else {
-            auto* root = new Inner;
-            root->keys.set(0, split.separator);
-            root->children[0].store(leaf, std::memory_order_relaxed);
-            root->children[1].store(split.right, std::memory_order_relaxed);
-            root->count.store(1, std::memory_order_relaxed);
-            root_.store(root, std::memory_order_release);
+            growRoot(root_, leaf, split);
         }
         writeUnlock(leaf);
         if (parent != nullptr) {
