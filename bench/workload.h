@@ -109,6 +109,7 @@ const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view ca
 // ---- Registration ----
 
 void registerLockmgrWorkload(WorkloadRegistry& registry);
+void registerBTreeWorkload(WorkloadRegistry& registry);
 void registerKvWorkload(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.
 void registerBuiltinWorkloads(WorkloadRegistry& registry);

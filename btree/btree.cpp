@@ -121,6 +121,18 @@ void innerInsert(Inner* parent, const Split& split) {
     parent->count.store(static_cast<uint16_t>(n + 1), std::memory_order_release);
 }
 
+// The locked root `left` split: a new root above it and the split's right
+// half. Readers that read the old root's version before the split fail to
+// validate it; later ones re-check the root pointer and restart.
+void growRoot(std::atomic<Node*>& rootPtr, Node* left, const Split& split) {
+    auto* root = new Inner;
+    root->keys.set(0, split.separator);
+    root->children[0].store(left, std::memory_order_relaxed);
+    root->children[1].store(split.right, std::memory_order_relaxed);
+    root->count.store(1, std::memory_order_relaxed);
+    rootPtr.store(root, std::memory_order_release);  // publishes the fields above
+}
+
 // Stripe for this thread's size updates.
 int sizeStripe() {
     static std::atomic<int> next{0};
@@ -183,6 +195,9 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
             Inner* inner = asInner(node);
             int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             // The parent is validated after the child's version is read: the
             // child was the right one at a moment when its version was cv.
@@ -211,8 +226,11 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
 }
 
 std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value value) {
+    assert(key.size() <= UINT32_MAX);
     auto guard = epochs_.pin();
     SearchKey k(key);
+    // The key's copy is made outside the latch, once, and kept across restarts.
+    const KeyBlob* blob = nullptr;
     for (Restarter backoff;; backoff.pause()) {
         Node* node = loadRoot();
         uint64_t v;
@@ -243,12 +261,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
                     innerInsert(parent, split);
                 } else {
                     // inner is still the root: the root changes only under its lock.
-                    auto* root = new Inner;
-                    root->keys.set(0, split.separator);
-                    root->children[0].store(inner, std::memory_order_relaxed);
-                    root->children[1].store(split.right, std::memory_order_relaxed);
-                    root->count.store(1, std::memory_order_relaxed);
-                    root_.store(root, std::memory_order_release);
+                    growRoot(root_, inner, split);
                 }
                 writeUnlock(inner);
                 if (parent != nullptr) {
@@ -258,6 +271,9 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             }
             int pos = inner->keys.upperBound(n, k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;
@@ -281,14 +297,20 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             if (!validate(leaf, v)) {
                 continue;
             }
+            if (blob != nullptr) {
+                KeyBlob::destroy(const_cast<KeyBlob*>(blob));  // never published
+            }
             return {current, false};
+        }
+        if (blob == nullptr) {
+            blob = KeyBlob::make(key);  // the upgrade below still checks nothing changed
         }
         if (n < Leaf::kCapacity) {
             if (!upgradeToWrite(leaf, v)) {
                 continue;
             }
             // The version did not change since pos was computed: it holds.
-            leafInsertAt(leaf, pos, KeyBlob::make(key), value);
+            leafInsertAt(leaf, pos, blob, value);
             writeUnlock(leaf);
             addToSize(1);
             return {value, true};
@@ -308,16 +330,11 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         Leaf* target = compareBytes(key, split.separator->view()) < 0 ? leaf : asLeaf(split.right);
         bool unused;
         int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);
-        leafInsertAt(target, at, KeyBlob::make(key), value);
+        leafInsertAt(target, at, blob, value);
         if (parent != nullptr) {
             innerInsert(parent, split);
         } else {
-            auto* root = new Inner;
-            root->keys.set(0, split.separator);
-            root->children[0].store(leaf, std::memory_order_relaxed);
-            root->children[1].store(split.right, std::memory_order_relaxed);
-            root->count.store(1, std::memory_order_relaxed);
-            root_.store(root, std::memory_order_release);
+            growRoot(root_, leaf, split);
         }
         writeUnlock(leaf);
         if (parent != nullptr) {
@@ -350,6 +367,9 @@ bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
             Inner* inner = asInner(node);
             int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;

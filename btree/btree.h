@@ -141,6 +141,7 @@ class BTree {
         size_t count_ = 0;
         size_t pos_ = 0;
         std::string target_;  // reused seek key
+        std::string fence_;   // reused: where to continue past an exhausted leaf
     };
 
   private:

@@ -66,7 +66,6 @@ void BTree::Cursor::prev() {
 
 void BTree::Cursor::fill(std::string_view target, Mode mode) {
     const bool forward = mode == Mode::kGE || mode == Mode::kGT;
-    std::string fence;  // the next target when this leaf has nothing for us
     auto guard = tree_->epochs_.pin();
     for (Restarter backoff;; backoff.pause()) {
         keyBytes_.clear();
@@ -107,6 +106,9 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
                 fenceBlob = inner->keys.blobAt(pos - 1);
             }
             Node* child = inner->children[pos].load(std::memory_order_acquire);
+            if (child != nullptr) {
+                prefetchNode(child);
+            }
             uint64_t cv;
             if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
                 restart = true;
@@ -141,12 +143,10 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
                 break;
         }
         for (int i = begin; i < end; ++i) {
-            const KeyBlob* b = leaf->keys.blobAt(i);
-            if (b == nullptr) {
+            if (!leaf->keys.appendKey(i, keyBytes_)) {
                 restart = true;  // torn: validation below would fail anyway
                 break;
             }
-            keyBytes_.append(b->data(), b->len);
             keyOffsets_.push_back(static_cast<uint32_t>(keyBytes_.size()));
             values_.push_back(leaf->values[i].load(std::memory_order_acquire));
         }
@@ -163,8 +163,8 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
         }
         // Separators are never freed while the tree lives, and the pointer
         // was read under a validated version: the bytes are the fence's.
-        fence.assign(fenceBlob->data(), fenceBlob->len);
-        target_.swap(fence);
+        fence_.assign(fenceBlob->data(), fenceBlob->len);
+        target_.swap(fence_);
         target = target_;
         mode = forward ? Mode::kGE : Mode::kLT;
     }

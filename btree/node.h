@@ -2,8 +2,9 @@
 // Not part of the public API; btree.cpp and cursor.cpp share it.
 //
 // Layout. A node is a header (version word, entry count, kind) followed by
-// parallel arrays, one slot per key: an 8-byte big-endian key prefix (most
-// comparisons end there, without touching the key itself), the key's length,
+// parallel arrays, one slot per key: the key's first 8 bytes and its next 8
+// bytes as big-endian integers (most comparisons end there, and keys of up to
+// 16 bytes are compared without touching the key itself), the key's length,
 // a pointer to an immutable heap copy of the key (KeyBlob), and for a leaf the
 // value, for an inner node the children (one more than keys).
 //
@@ -35,6 +36,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -63,22 +65,26 @@ struct KeyBlob {
     static void destroy(void* blob) { ::operator delete(blob); }
 };
 
-// The first 8 bytes of a key as a big-endian integer, zero padded: comparing
-// two prefixes as integers compares the keys' first 8 bytes in memcmp order.
-inline uint64_t keyPrefix(const char* data, size_t len) {
+// Bytes [offset, offset + 8) of a key as a big-endian integer, zero padded:
+// comparing two such words as integers compares those bytes in memcmp order.
+inline uint64_t keyWord(const char* data, size_t len, size_t offset) {
     uint64_t word = 0;
-    std::memcpy(&word, data, std::min<size_t>(len, 8));
+    if (len > offset) {
+        std::memcpy(&word, data + offset, std::min<size_t>(len - offset, 8));
+    }
     if constexpr (std::endian::native == std::endian::little) {
         word = __builtin_bswap64(word);
     }
     return word;
 }
 
-// A key being searched for, with its prefix computed once.
+// A key being searched for, with its inline words computed once.
 struct SearchKey {
-    explicit SearchKey(std::string_view k) : bytes(k), prefix(keyPrefix(k.data(), k.size())) {}
+    explicit SearchKey(std::string_view k)
+        : bytes(k), prefix(keyWord(k.data(), k.size(), 0)), infix(keyWord(k.data(), k.size(), 8)) {}
     std::string_view bytes;
-    uint64_t prefix;
+    uint64_t prefix;  // bytes 0..7
+    uint64_t infix;   // bytes 8..15
 };
 
 // memcmp order, a prefix first.
@@ -103,7 +109,8 @@ struct Node {
 
 template <int N>
 struct KeySlots {
-    std::atomic<uint64_t> prefix[N];
+    std::atomic<uint64_t> prefix[N];  // bytes 0..7, searched first
+    std::atomic<uint64_t> infix[N];   // bytes 8..15, read when prefixes tie
     std::atomic<uint32_t> len[N];
     std::atomic<const KeyBlob*> blob[N];
 
@@ -117,6 +124,12 @@ struct KeySlots {
         size_t slotLen = len[i].load(std::memory_order_acquire);
         size_t keyLen = k.bytes.size();
         if (slotLen > 8 && keyLen > 8) {
+            uint64_t q = infix[i].load(std::memory_order_acquire);
+            if (q != k.infix) {
+                return q < k.infix ? -1 : 1;
+            }
+        }
+        if (slotLen > 16 && keyLen > 16) {
             const KeyBlob* b = blob[i].load(std::memory_order_acquire);
             if (b == nullptr) {
                 return 0;
@@ -124,14 +137,15 @@ struct KeySlots {
             // The blob's own length bounds the read, whatever slotLen said.
             slotLen = b->len;
             size_t n = std::min(slotLen, keyLen);
-            if (n > 8) {
-                int c = std::memcmp(b->data() + 8, k.bytes.data() + 8, n - 8);
+            if (n > 16) {
+                int c = std::memcmp(b->data() + 16, k.bytes.data() + 16, n - 16);
                 if (c != 0) {
                     return c;
                 }
             }
         }
-        // Equal up to the shorter key: the shorter sorts first.
+        // Equal words (zero padding only past a key's end) and equal bytes
+        // beyond: equal up to the shorter key, which sorts first.
         return slotLen < keyLen ? -1 : (slotLen > keyLen ? 1 : 0);
     }
 
@@ -168,31 +182,72 @@ struct KeySlots {
 
     // Writer side (node locked or unpublished).
     void set(int i, const KeyBlob* b) {
-        prefix[i].store(keyPrefix(b->data(), b->len), std::memory_order_release);
+        prefix[i].store(keyWord(b->data(), b->len, 0), std::memory_order_release);
+        infix[i].store(keyWord(b->data(), b->len, 8), std::memory_order_release);
         len[i].store(b->len, std::memory_order_release);
         blob[i].store(b, std::memory_order_release);
     }
     void copyFrom(int i, const KeySlots& src, int j) {
         prefix[i].store(src.prefix[j].load(std::memory_order_relaxed), std::memory_order_release);
+        infix[i].store(src.infix[j].load(std::memory_order_relaxed), std::memory_order_release);
         len[i].store(src.len[j].load(std::memory_order_relaxed), std::memory_order_release);
         blob[i].store(src.blob[j].load(std::memory_order_relaxed), std::memory_order_release);
     }
     const KeyBlob* blobAt(int i) const { return blob[i].load(std::memory_order_acquire); }
+
+    // Appends slot i's key to `out`. Keys of up to 16 bytes are rebuilt from
+    // the inline words, so a scan does not touch their blobs. False on torn
+    // state (a null blob); the caller's validation fails then anyway.
+    bool appendKey(int i, std::string& out) const {
+        uint32_t n = len[i].load(std::memory_order_acquire);
+        if (n <= 16) {
+            uint64_t words[2] = {prefix[i].load(std::memory_order_acquire),
+                                 infix[i].load(std::memory_order_acquire)};
+            if constexpr (std::endian::native == std::endian::little) {
+                words[0] = __builtin_bswap64(words[0]);
+                words[1] = __builtin_bswap64(words[1]);
+            }
+            char bytes[16];
+            std::memcpy(bytes, words, sizeof(bytes));
+            out.append(bytes, n);
+            return true;
+        }
+        const KeyBlob* b = blobAt(i);
+        if (b == nullptr) {
+            return false;
+        }
+        out.append(b->data(), b->len);
+        return true;
+    }
 };
 
-struct Leaf : Node {
+// Cache-line aligned, so that the header and the prefix array fill as few
+// lines as possible (prefetchNode relies on it).
+struct alignas(64) Leaf : Node {
     static constexpr int kCapacity = BTree::kLeafCapacity;
     Leaf() : Node(true) {}
     KeySlots<kCapacity> keys;
     std::atomic<void*> values[kCapacity];
 };
 
-struct Inner : Node {
+struct alignas(64) Inner : Node {
     static constexpr int kCapacity = BTree::kInnerCapacity;
     Inner() : Node(false) {}
     KeySlots<kCapacity> keys;
     std::atomic<Node*> children[kCapacity + 1];
 };
+
+// Starts loading the lines a search of `n` reads first (the header and the
+// prefix array) at once, so that the binary search's cache misses overlap
+// instead of following one another. Leaf and Inner lay these out alike.
+inline void prefetchNode(const Node* n) {
+    // Leaf and Inner start with the header, then KeySlots, whose first array is prefix.
+    constexpr size_t kBytes = sizeof(Node) + sizeof(KeySlots<Leaf::kCapacity>::prefix);
+    const char* p = reinterpret_cast<const char*>(n);
+    for (size_t off = 0; off < kBytes; off += 64) {
+        __builtin_prefetch(p + off);
+    }
+}
 
 inline Leaf* asLeaf(Node* n) {
     return static_cast<Leaf*>(n);
