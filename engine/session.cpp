@@ -37,6 +37,25 @@ Deadline Session::lockDeadline() const {
     return lockTimeout_ ? Deadline::in(*lockTimeout_) : Deadline::never();
 }
 
+void Session::interrupt() {
+    interrupted_.store(true, std::memory_order_release);
+    locker_.interrupt();
+}
+
+void Session::startOperation() {
+    lastOpWriteConflicts_ = 0;
+    // Inside withTransaction the whole transaction is one operation: an
+    // interrupt during its body must reach the retry loop.
+    if (!inWithTransaction_ && interrupted_.exchange(false, std::memory_order_acq_rel))
+        locker_.clearInterrupt();
+}
+
+Status Session::checkInterrupted() const {
+    if (interrupted_.load(std::memory_order_acquire))
+        return Status::Interrupted("the operation was interrupted (killOp)");
+    return Status::OK();
+}
+
 Status Session::checkKey(std::string_view key) const {
     if (key.size() > engine_.options_.maxKeyBytes)
         return Status::InvalidArgument(fmt::format("key is {} bytes; the limit is {} (maxKeyBytes)",
@@ -100,6 +119,7 @@ void Session::keepForTransaction(const std::shared_ptr<Collection>& coll) {
 // --- catalog ---
 
 Status Session::createCollection(std::string_view ns) {
+    startOperation();
     auto parsed = Namespace::parse(ns);
     if (!parsed.ok())
         return parsed.status();
@@ -116,6 +136,7 @@ Status Session::createCollection(std::string_view ns) {
 }
 
 Status Session::dropCollection(std::string_view ns) {
+    startOperation();
     auto parsed = Namespace::parse(ns);
     if (!parsed.ok())
         return parsed.status();
@@ -131,6 +152,7 @@ Status Session::dropCollection(std::string_view ns) {
 }
 
 Status Session::dropDatabase(std::string_view db) {
+    startOperation();
     if (Status s = Namespace::checkDbName(db); !s.ok())
         return s;
     if (db == Namespace::kLocalDb)
@@ -183,11 +205,15 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
     if (explicit_)
         return Status::IllegalOperation(
             "a transaction is already running in this session; withTransaction starts its own");
+    startOperation();
+    inWithTransaction_ = true;
     Deadline deadline = Deadline::in(retryTimeout_);
     mvcc::RetryCounts counts;
     Status s = mvcc::writeConflictRetry(
         deadline, counts,
         [&]() -> Status {
+            if (Status i = checkInterrupted(); !i.ok())
+                return i;
             if (Status b = begin(options); !b.ok())
                 return b;
             Status r = body(*this);
@@ -203,6 +229,7 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
             return commit();
         },
         [] {});
+    inWithTransaction_ = false;
     if (counts.attempts > 1)
         engine_.txns_.noteRetries(counts.attempts - 1);
     lastOpWriteConflicts_ = counts.writeConflicts;
@@ -270,7 +297,7 @@ StatusWith<std::string> Session::read(Collection& coll, std::string_view key) {
 }
 
 StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) {
-    lastOpWriteConflicts_ = 0;
+    startOperation();
     if (Status s = checkKey(key); !s.ok())
         return s;
     OperationContext op(*this);
@@ -332,7 +359,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
 
 Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
                       std::string_view value) {
-    lastOpWriteConflicts_ = 0;
+    startOperation();
     if (Status s = checkKey(key); !s.ok())
         return s;
     if (op != WriteOp::kRemove) {
@@ -360,6 +387,8 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     Status s = mvcc::writeConflictRetry(
         retryTimeout_, counts,
         [&]() -> Status {
+            if (Status i = checkInterrupted(); !i.ok())
+                return i;
             if (Status b = txns.begin(txn_); !b.ok())
                 return b;
             Status w = applyWrite(op, coll, key, value);
@@ -377,6 +406,7 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
 }
 
 StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
+    startOperation();
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
         return s;

@@ -15,6 +15,7 @@
 // their session and must be destroyed before it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -103,6 +104,11 @@ class Session {
         lockTimeout_ = timeout;
     }
     void setRetryTimeout(std::chrono::milliseconds timeout) { retryTimeout_ = timeout; }
+    /// Any thread: interrupts the operation running in this session, like
+    /// MongoDB's killOp. A lock wait returns Interrupted; an implicit write's
+    /// (or withTransaction's) retry loop stops with Interrupted. An interrupt
+    /// that arrives while no operation runs is forgotten when the next starts.
+    void interrupt();
     /// Write conflicts met by the last operation (its retries, for implicit writes).
     uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
     SessionInfo info() const;
@@ -125,6 +131,9 @@ class Session {
 
     Session(Engine& engine, uint64_t id);
     Deadline lockDeadline() const;
+    /// Called first by every operation: clears an old interrupt.
+    void startOperation();
+    Status checkInterrupted() const;
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;
     /// Inside a transaction: takes `ns` in `mode` for the transaction unless
@@ -168,6 +177,8 @@ class Session {
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
     uint64_t lastOpWriteConflicts_ = 0;
+    std::atomic<bool> interrupted_{false};
+    bool inWithTransaction_ = false;
     int openCursors_ = 0;
 };
 

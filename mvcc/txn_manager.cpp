@@ -99,7 +99,8 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.readTs_ = readTs;
     txn.commitTs_ = kNoTimestamp;
     txn.state_ = TxnState::kActive;
-    txn.beginMicros_ = nowMicros();
+    // Only readers with a read timestamp can pin history; only their age is shown.
+    txn.beginMicros_ = readTs != kNoTimestamp ? nowMicros() : 0;
     linkActive(txn);
     begun_.fetch_add(1, std::memory_order_relaxed);
     return Status::OK();
@@ -175,7 +176,10 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
     std::lock_guard lock(mutex_);
     unlinkActive(txn);
     if (endState == TxnState::kCommitted) {
-        maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
+        // A read-only commit's timestamp wrote nothing: it must not move
+        // all_durable (past the clock, ahead of commits still to come).
+        if (!txn.writes_.empty())
+            maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
         committed_.fetch_add(1, std::memory_order_relaxed);
     } else {
         aborted_.fetch_add(1, std::memory_order_relaxed);
@@ -206,14 +210,19 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
                 abort(txn);
                 return Status(s.code(), s.message() + "; the transaction was rolled back");
             }
-            txn.commitTs_ = *commitTs;
         }
         finish(txn, TxnState::kCommitted);
+        // Recorded once off the active list: other threads read commitTs_ of
+        // active transactions only, and a read-only one must not hold back
+        // all_durable.
+        if (commitTs)
+            txn.commitTs_ = *commitTs;
         return Status::OK();
     }
 
     Timestamp ts = commitTs ? *commitTs : txn.commitTs_;
-    bool assigned = ts == kNoTimestamp;
+    // An explicit 0 is checked (and refused), not taken as "assign one".
+    bool assigned = !commitTs && ts == kNoTimestamp;
     Status tsStatus;
     {
         std::lock_guard lock(mutex_);

@@ -296,3 +296,36 @@ TEST_CASE("collections created and dropped while others write: clean errors, no 
     CHECK(unexpected.load() == 0);
     CHECK(engine->listDatabases().empty());
 }
+
+TEST_CASE("interrupt() stops a lock wait and a write-conflict retry loop with Interrupted") {
+    auto engine = openEngine();
+    auto holder = engine->openSession();
+    REQUIRE_OK(holder->createCollection("t.c"));
+    REQUIRE_OK(holder->begin());
+    REQUIRE_OK(holder->put("t.c", "k", "held"));  // IX on t.c and the key, until commit
+
+    auto victim = engine->openSession();
+    victim->setRetryTimeout(milliseconds(600000));
+    Status dropResult, putResult;
+    std::atomic<int> phase{0};
+    std::thread t([&] {
+        phase.store(1);
+        dropResult = victim->dropCollection("t.c");  // waits for X behind the IX: no timeout
+        phase.store(2);
+        putResult = victim->put("t.c", "k", "blocked");  // conflicts, retries forever
+        phase.store(3);
+    });
+    // Interrupt until each blocking call returns; a retry loop sleeps between
+    // attempts, so keep interrupting rather than relying on one call.
+    while (phase.load() < 3) {
+        victim->interrupt();
+        std::this_thread::yield();
+    }
+    t.join();
+    CHECK(dropResult.code() == StatusCode::kInterrupted);
+    CHECK(putResult.code() == StatusCode::kInterrupted);
+    REQUIRE_OK(holder->commit());
+    // The next operation starts clean.
+    CHECK_OK(victim->put("t.c", "k", "after"));
+    CHECK(getOr(*holder, "t.c", "k") == "after");
+}

@@ -741,7 +741,7 @@ TEST_CASE("transactions: a read-only commit needs no timestamp and changes no ti
     CHECK(r.state() == TxnState::kCommitted);
 }
 
-TEST_CASE("transactions: a read-only commit's timestamp moves neither all_durable nor the clock") {
+TEST_CASE("transactions: a read-only commit's timestamp does not move all_durable") {
     TransactionManager mgr;
     Collection c;
     commitValue(mgr, c["k"], "v", 10);
@@ -903,6 +903,49 @@ TEST_CASE("retry: writeConflictRetry succeeds once the conflict clears") {
     REQUIRE_OK(mgr.begin(r));
     CHECK(read(r, chain) == "retried");
     REQUIRE_OK(mgr.commit(r));
+}
+
+TEST_CASE("retry: with a timeout, writeConflictRetry's clock starts at the first conflict") {
+    TransactionManager mgr;
+    UpdateChain chain;
+    Transaction blocker;
+    REQUIRE_OK(mgr.begin(blocker));
+    REQUIRE_OK(mgr.write(blocker, chain, WriteKind::kValue, "blocker", 0));
+    Transaction t;
+    auto attempt = [&]() -> Status {
+        if (Status b = mgr.begin(t); !b.ok())
+            return b;
+        if (Status w = mgr.write(t, chain, WriteKind::kValue, "mine", 0); !w.ok())
+            return w;
+        return mgr.commit(t);
+    };
+
+    // A zero timeout: the first conflict ends it, naming one attempt.
+    RetryCounts once;
+    Status s = writeConflictRetry(0ms, once, attempt, [&] { mgr.abort(t); });
+    CHECK_CODE(s, StatusCode::kWriteConflict);
+    CHECK(once.attempts == 1);
+    CHECK(once.writeConflicts == 1);
+    CAPTURE(s.message());
+    CHECK(contains(s.message(), "after 1 attempt"));
+
+    // The conflict clears after three conflicts: the fourth attempt succeeds.
+    RetryCounts counts;
+    s = writeConflictRetry(10s, counts, attempt, [&] {
+        mgr.abort(t);
+        if (counts.writeConflicts == 3)
+            REQUIRE_OK(mgr.commit(blocker));
+    });
+    CHECK_OK(s);
+    CHECK(counts.attempts == 4);
+    CHECK(counts.writeConflicts == 3);
+
+    // No conflict: one attempt, whatever the timeout.
+    RetryCounts clean;
+    CHECK_OK(writeConflictRetry(
+        0ms, clean, [] { return Status::OK(); }, [] {}));
+    CHECK(clean.attempts == 1);
+    CHECK(clean.writeConflicts == 0);
 }
 
 TEST_CASE("retry: writeConflictRetry returns other errors at once without retrying") {
