@@ -113,7 +113,8 @@ class LockManager {
     /// (queued; request->notify receives the grant). `name` is remembered for
     /// descriptions when the resource is first seen.
     /// Inline: the intent fast path (an open partition slot) takes no bucket mutex.
-    LockResult lock(ResourceId id, LockRequest* request, LockMode mode, std::string_view name = {}) {
+    LockResult lock(ResourceId id, LockRequest* request, LockMode mode,
+                    std::string_view name = {}) {
         assert(request->status == LockRequest::Status::kNew && isValidMode(mode));
         request->mode = mode;
         LockHead* head = findHead(id);

@@ -58,11 +58,11 @@ struct LockRequest {
     LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode
     uint32_t ownerIndex = 0;               // position in the owner's request table
     uint32_t recursiveCount = 0;
-    uint32_t unlockPending = 0;    // unlocks deferred to the end of the unit of work
+    uint32_t unlockPending = 0;       // unlocks deferred to the end of the unit of work
     LockRequest* nextFree = nullptr;  // next in the owner's free list (while unused)
-    bool partitioned = false;      // asked for the intent-mode fast path
-    bool enqueueAtFront = false;   // when it must wait, queue ahead of everyone
-    bool compatibleFirst = false;  // while granted, grant every compatible newcomer
+    bool partitioned = false;         // asked for the intent-mode fast path
+    bool enqueueAtFront = false;      // when it must wait, queue ahead of everyone
+    bool compatibleFirst = false;     // while granted, grant every compatible newcomer
 };
 
 /// Intrusive doubly-linked list of requests (the LockHead's queues).

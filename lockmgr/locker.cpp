@@ -236,9 +236,9 @@ Status Locker::waitForTicket(TicketHolder* holder, LockMode mode, const Deadline
     Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_);
     manager_.addQueued(reader, -1);
     if (s.code() == StatusCode::kLockTimeout) {
-        return Status::LockTimeout(fmt::format("Unable to acquire a {} ticket for a Global {} lock: {}",
-                                               reader ? "read" : "write", modeName(mode),
-                                               s.message()));
+        return Status::LockTimeout(
+            fmt::format("Unable to acquire a {} ticket for a Global {} lock: {}",
+                        reader ? "read" : "write", modeName(mode), s.message()));
     }
     return s;
 }

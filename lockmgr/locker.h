@@ -247,9 +247,8 @@ class Locker {
     /// False: nothing changed, the general path must run.
     [[gnu::always_inline]] bool tryUnlockFast(LockRequest* r, ResourceId id) {
         if (requests_.empty() || requests_.back() != r || pending_.request != nullptr ||
-            wuowDepth_ != 0 || r->recursiveCount != 1 || r->unlockPending != 0 ||
-            !r->partitioned || !(r->resourceId == id) || freeCount_ >= kMaxFreeRequests)
-            [[unlikely]] {
+            wuowDepth_ != 0 || r->recursiveCount != 1 || r->unlockPending != 0 || !r->partitioned ||
+            !(r->resourceId == id) || freeCount_ >= kMaxFreeRequests) [[unlikely]] {
             return false;
         }
         if (!LockManager::tryUnlockPartitioned(r)) [[unlikely]]
@@ -277,17 +276,16 @@ class Locker {
     void freeRequest(LockRequest* r);
     Status validate(ResourceId id, LockMode mode) const;
     /// lock() that also hands back the request now held (for ResourceLock).
-    Status lockAndGet(ResourceId id, LockMode mode, const Deadline& deadline,
-                      std::string_view name, LockRequest*& held) {
+    Status lockAndGet(ResourceId id, LockMode mode, const Deadline& deadline, std::string_view name,
+                      LockRequest*& held) {
         if (LockRequest* r = tryLockFast(id, mode, deadline)) [[likely]] {
             held = r;
             return Status::OK();
         }
         return lockAndGetSlow(id, mode, deadline, name, held);
     }
-    [[gnu::noinline]] Status lockAndGetSlow(ResourceId id, LockMode mode,
-                                            const Deadline& deadline, std::string_view name,
-                                            LockRequest*& held);
+    [[gnu::noinline]] Status lockAndGetSlow(ResourceId id, LockMode mode, const Deadline& deadline,
+                                            std::string_view name, LockRequest*& held);
     Status lockGlobalAndGet(LockMode mode, const Deadline& deadline, LockRequest*& held);
     /// unlock() of a request lockAndGet() returned for `id`; falls back to
     /// unlock(id) when the request no longer is that lock.
@@ -325,10 +323,10 @@ class Locker {
     LockGrantNotification notification_;
     std::atomic<bool> interrupted_{false};
 
-    RequestTable requests_;             // held (and pending) requests
-    LockRequest* freeHead_ = nullptr;   // recycled requests (linked by nextFree), so that
-    uint32_t freeCount_ = 0;            // a lock allocates nothing; at most kMaxFreeRequests
-    LockRequest* global_ = nullptr;       // the Global lock's request, if any
+    RequestTable requests_;            // held (and pending) requests
+    LockRequest* freeHead_ = nullptr;  // recycled requests (linked by nextFree), so that
+    uint32_t freeCount_ = 0;           // a lock allocates nothing; at most kMaxFreeRequests
+    LockRequest* global_ = nullptr;    // the Global lock's request, if any
     Pending pending_;
 
     int wuowDepth_ = 0;

@@ -97,7 +97,7 @@ class ResourceLock {
     [[gnu::noinline]] const Status& acquireSlow(Locker& locker, ResourceId id, LockMode mode,
                                                 const Deadline& deadline, std::string_view name);
 
-    Locker* locker_ = nullptr;         // non-null while held
+    Locker* locker_ = nullptr;        // non-null while held
     LockRequest* request_ = nullptr;  // the locker's request for id_ while held
     ResourceId id_;
     Status status_;

@@ -167,7 +167,6 @@ class FifoTicketHolder final : public TicketHolder {
         return s;
     }
 
-
   private:
     struct Waiter {
         std::condition_variable cv;
