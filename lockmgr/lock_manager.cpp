@@ -14,13 +14,6 @@ constexpr uint32_t kIntentModes = modeMask(LockMode::kIS) | modeMask(LockMode::k
 using Status = LockRequest::Status;
 }  // namespace
 
-struct alignas(64) LockManager::Bucket {
-    mutable std::mutex mutex;  // serialises inserts and every LockHead state change
-    // Newest first; heads are only ever prepended and never removed, so a
-    // reader may walk the chain without the mutex.
-    std::atomic<LockHead*> chain{nullptr};
-};
-
 LockManager::LockManager(LockManagerOptions options)
     : options_(options),
       buckets_(new Bucket[kNumBuckets]),
@@ -37,42 +30,11 @@ LockManager::~LockManager() {
     }
 }
 
-LockManager::Bucket& LockManager::bucketFor(ResourceId id) const {
-    static_assert((kNumBuckets & (kNumBuckets - 1)) == 0, "a power of two: no division");
-    return buckets_[ResourceIdHasher{}(id) & (kNumBuckets - 1)];
-}
-
-LockHead* LockManager::findHead(ResourceId id) const {
-    for (LockHead* h = bucketFor(id).chain.load(std::memory_order_acquire); h != nullptr;
-         h = h->nextInBucket) {
-        if (h->resourceId == id)
-            return h;
-    }
-    return nullptr;
-}
-
 // ---------------------------------------------------------------------------
 // Granting
 
-LockResult LockManager::lock(ResourceId id, LockRequest* r, LockMode mode, std::string_view name) {
-    assert(r->status == Status::kNew && isValidMode(mode));
-    r->mode = mode;
-    LockHead* head = findHead(id);
-
-    // Fast path: our slot is open, which proves no S/X was granted or queued
-    // since it opened (that would have closed it).
-    if (r->partitioned && head != nullptr) {
-        LockPartitionSlot& slot = slotFor(head, r->lockerId);
-        std::lock_guard<SpinLatch> g(slot.latch);
-        if (slot.open) {
-            slot.granted.pushBack(r);
-            r->partitionSlot = &slot;
-            r->lock = head;
-            r->status = Status::kGranted;
-            return LockResult::kOk;
-        }
-    }
-
+LockResult LockManager::lockSlow(ResourceId id, LockRequest* r, LockHead* head,
+                                 std::string_view name) {
     Bucket& b = bucketFor(id);
     std::lock_guard<std::mutex> g(b.mutex);
     if (head == nullptr)
@@ -161,20 +123,7 @@ LockResult LockManager::convert(LockRequest* r, LockMode newMode) {
     return LockResult::kWaiting;
 }
 
-void LockManager::unlock(LockRequest* r) {
-    if (r->partitioned) {
-        LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
-        std::lock_guard<SpinLatch> g(slot.latch);
-        if (r->partitionSlot != nullptr) {
-            slot.granted.remove(r);
-            r->partitionSlot = nullptr;
-            r->status = Status::kNew;
-            r->mode = LockMode::kNone;
-            r->lock = nullptr;
-            return;
-        }
-        // Migrated into the LockHead since: release it there.
-    }
+void LockManager::unlockSlow(LockRequest* r) {
     Bucket& b = bucketFor(r->resourceId);
     std::lock_guard<std::mutex> g(b.mutex);
     LockHead* head = r->lock;

@@ -40,6 +40,7 @@
 
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -111,12 +112,29 @@ class LockManager {
     /// Places a new request (status kNew). Returns kOk (granted) or kWaiting
     /// (queued; request->notify receives the grant). `name` is remembered for
     /// descriptions when the resource is first seen.
-    LockResult lock(ResourceId id, LockRequest* request, LockMode mode, std::string_view name = {});
+    /// Inline: the intent fast path (an open partition slot) takes no bucket mutex.
+    LockResult lock(ResourceId id, LockRequest* request, LockMode mode,
+                    std::string_view name = {}) {
+        assert(request->status == LockRequest::Status::kNew && isValidMode(mode));
+        request->mode = mode;
+        LockHead* head = findHead(id);
+        if (request->partitioned && head != nullptr && tryLockPartitioned(head, request))
+            [[likely]] {
+            return LockResult::kOk;
+        }
+        return lockSlow(id, request, head, name);
+    }
     /// Converts a granted request to a stronger mode `newMode`. Returns kOk or
     /// kWaiting (status kConverting until granted).
     LockResult convert(LockRequest* request, LockMode newMode);
     /// Releases a granted request entirely, or withdraws a waiting one.
-    void unlock(LockRequest* request);
+    /// Inline: a request still in its partition slot leaves under the slot latch only.
+    void unlock(LockRequest* request) {
+        if (request->partitioned && tryUnlockPartitioned(request)) [[likely]]
+            return;
+        // Not partitioned, or migrated into the LockHead since: release it there.
+        unlockSlow(request);
+    }
     /// Lowers a granted request to `newMode` (covered by its mode) and grants
     /// waiters that now fit.
     void downgrade(LockRequest* request, LockMode newMode);
@@ -174,18 +192,70 @@ class LockManager {
     std::string serverStatusJson() const;
 
   private:
-    struct Bucket;
+    friend class Locker;  // its inline fast paths use findHead and the slot helpers
+
+    struct alignas(64) Bucket {
+        mutable std::mutex mutex;  // serialises inserts and every LockHead state change
+        // Newest first; heads are only ever prepended and never removed, so a
+        // reader may walk the chain without the mutex.
+        std::atomic<LockHead*> chain{nullptr};
+    };
     struct Blocker {
         LockerId locker;
         LockMode mode;
     };
 
-    Bucket& bucketFor(ResourceId id) const;
+    [[gnu::always_inline]] Bucket& bucketFor(ResourceId id) const {
+        static_assert((kNumBuckets & (kNumBuckets - 1)) == 0, "a power of two: no division");
+        return buckets_[ResourceIdHasher{}(id) & (kNumBuckets - 1)];
+    }
     // Lock-free search of the bucket chain; nullptr when never locked.
-    LockHead* findHead(ResourceId id) const;
+    [[gnu::always_inline]] LockHead* findHead(ResourceId id) const {
+        for (LockHead* h = bucketFor(id).chain.load(std::memory_order_acquire); h != nullptr;
+             h = h->nextInBucket) {
+            if (h->resourceId == id) [[likely]]
+                return h;
+        }
+        return nullptr;
+    }
     static LockPartitionSlot& slotFor(LockHead* head, LockerId locker) {
         return head->slots[locker % kNumPartitions];
     }
+    // The fast path: grants `r` (mode already set) in its partition slot of
+    // `head` when that slot is open, which proves no S/X was granted or queued
+    // since it opened (that would have closed it). False: nothing changed.
+    [[gnu::always_inline]] static bool tryLockPartitioned(LockHead* head, LockRequest* r) {
+        LockPartitionSlot& slot = slotFor(head, r->lockerId);
+        slot.latch.lock();
+        bool open = slot.open;
+        if (open) [[likely]] {
+            slot.granted.pushBack(r);
+            r->partitionSlot = &slot;
+            r->lock = head;
+            r->status = LockRequest::Status::kGranted;
+        }
+        slot.latch.unlock();
+        return open;
+    }
+    // unlock()'s fast path: false when the request left its slot (migrated).
+    [[gnu::always_inline]] static bool tryUnlockPartitioned(LockRequest* r) {
+        LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
+        slot.latch.lock();
+        bool inSlot = r->partitionSlot != nullptr;
+        if (inSlot) [[likely]] {
+            slot.granted.remove(r);
+            r->partitionSlot = nullptr;
+            r->status = LockRequest::Status::kNew;
+            r->mode = LockMode::kNone;
+            r->lock = nullptr;
+        }
+        slot.latch.unlock();
+        return inSlot;
+    }
+    // lock() past the fast path: under the bucket mutex. `head` is what
+    // findHead() returned (nullptr: not found then).
+    LockResult lockSlow(ResourceId id, LockRequest* r, LockHead* head, std::string_view name);
+    void unlockSlow(LockRequest* r);
     // Moves every request in the head's open slots into its granted list and
     // closes the slots. Requires the bucket mutex.
     void migratePartitioned(LockHead* head);

@@ -4,16 +4,6 @@
 
 namespace mvkv::lockmgr {
 
-void LockRequestList::pushBack(LockRequest* r) {
-    assert(r->prev == nullptr && r->next == nullptr);
-    r->prev = back_;
-    if (back_)
-        back_->next = r;
-    else
-        front_ = r;
-    back_ = r;
-}
-
 void LockRequestList::pushFront(LockRequest* r) {
     assert(r->prev == nullptr && r->next == nullptr);
     r->next = front_;
@@ -33,18 +23,6 @@ void LockRequestList::insertAfter(LockRequest* at, LockRequest* r) {
     else
         back_ = r;
     at->next = r;
-}
-
-void LockRequestList::remove(LockRequest* r) {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        front_ = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        back_ = r->prev;
-    r->prev = r->next = nullptr;
 }
 
 void LockGrantNotification::clear() {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -57,10 +58,11 @@ struct LockRequest {
     LockMode ownerMode = LockMode::kNone;  // the owner's view of the granted mode
     uint32_t ownerIndex = 0;               // position in the owner's request table
     uint32_t recursiveCount = 0;
-    uint32_t unlockPending = 0;    // unlocks deferred to the end of the unit of work
-    bool partitioned = false;      // asked for the intent-mode fast path
-    bool enqueueAtFront = false;   // when it must wait, queue ahead of everyone
-    bool compatibleFirst = false;  // while granted, grant every compatible newcomer
+    uint32_t unlockPending = 0;       // unlocks deferred to the end of the unit of work
+    LockRequest* nextFree = nullptr;  // next in the owner's free list (while unused)
+    bool partitioned = false;         // asked for the intent-mode fast path
+    bool enqueueAtFront = false;      // when it must wait, queue ahead of everyone
+    bool compatibleFirst = false;     // while granted, grant every compatible newcomer
 };
 
 /// Intrusive doubly-linked list of requests (the LockHead's queues).
@@ -68,10 +70,29 @@ class LockRequestList {
   public:
     bool empty() const { return front_ == nullptr; }
     LockRequest* front() const { return front_; }
-    void pushBack(LockRequest* r);
+    // pushBack and remove are inline: the intent fast path calls them.
+    void pushBack(LockRequest* r) {
+        assert(r->prev == nullptr && r->next == nullptr);
+        r->prev = back_;
+        if (back_)
+            back_->next = r;
+        else
+            front_ = r;
+        back_ = r;
+    }
     void pushFront(LockRequest* r);
     void insertAfter(LockRequest* at, LockRequest* r);
-    void remove(LockRequest* r);
+    void remove(LockRequest* r) {
+        if (r->prev)
+            r->prev->next = r->next;
+        else
+            front_ = r->next;
+        if (r->next)
+            r->next->prev = r->prev;
+        else
+            back_ = r->prev;
+        r->prev = r->next = nullptr;
+    }
 
   private:
     LockRequest* front_ = nullptr;

@@ -9,7 +9,6 @@ namespace mvkv::lockmgr {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-constexpr size_t kMaxFreeRequests = 16;
 
 int64_t microsSince(Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
@@ -33,27 +32,31 @@ Locker::~Locker() {
     requests_.clear();
     if (ticketHolder_ != nullptr)
         ticketHolder_->release();
-    for (LockRequest* r : freeList_)
+    while (LockRequest* r = freeHead_) {
+        freeHead_ = r->nextFree;
         delete r;
+    }
     manager_.stats().unregisterLocker(&stats_);
 }
 
 // ---------------------------------------------------------------------------
 // Requests owned by this locker
 
-LockRequest* Locker::find(ResourceId id) const {
-    for (LockRequest* r : requests_) {
-        if (r->resourceId == id)
-            return r;
-    }
-    return nullptr;
+void Locker::RequestTable::grow() {
+    auto bigger = std::make_unique<LockRequest*[]>(size_t(capacity_) * 2);
+    std::copy(data_, data_ + size_, bigger.get());
+    heap_ = std::move(bigger);
+    data_ = heap_.get();
+    capacity_ *= 2;
 }
 
 LockRequest* Locker::newRequest(ResourceId id) {
     LockRequest* r;
-    if (!freeList_.empty()) {
-        r = freeList_.back();
-        freeList_.pop_back();
+    if (freeHead_ != nullptr) {
+        r = freeHead_;
+        freeHead_ = r->nextFree;
+        r->nextFree = nullptr;
+        --freeCount_;
         // The manager left its fields reset (status kNew, unlinked); reset ours.
         assert(r->status == LockRequest::Status::kNew && r->prev == nullptr && r->next == nullptr &&
                r->partitionSlot == nullptr);
@@ -79,8 +82,10 @@ void Locker::freeRequest(LockRequest* r) {
     requests_.pop_back();
     if (r == global_)
         global_ = nullptr;
-    if (freeList_.size() < kMaxFreeRequests) {
-        freeList_.push_back(r);
+    if (freeCount_ < kMaxFreeRequests) {
+        r->nextFree = freeHead_;
+        freeHead_ = r;
+        ++freeCount_;
     } else {
         delete r;
     }
@@ -129,53 +134,63 @@ std::string Locker::holdersDescription(ResourceId id) const {
 // ---------------------------------------------------------------------------
 // Acquisition
 
-StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_view name) {
-    if (pending_.request != nullptr) {
-        return Status::IllegalOperation(fmt::format(
+Locker::Begun Locker::begin(ResourceId id, LockMode mode, std::string_view name, Status& error,
+                            LockRequest*& held) {
+    if (pending_.request != nullptr) [[unlikely]] {
+        error = Status::IllegalOperation(fmt::format(
             "locker {} already waits for {}; call lockComplete() before asking for another lock",
             id_, manager_.resourceName(pending_.request->resourceId)));
+        return Begun::kFailed;
     }
     LockRequest* r = find(id);
-    bool conversion = r != nullptr;
-    LockResult result;
-    auto countAcquisition = [&] { stats_.add(id.type(), mode, LockStatKind::kAcquireCount); };
-    if (!conversion) {
-        countAcquisition();
-        r = newRequest(id);
-        r->partitioned = isIntentMode(mode) && id.type() != ResourceType::kMutex;
-        // Global S and X must not starve behind a stream of intent requests.
-        bool fullGlobal =
-            id.type() == ResourceType::kGlobal && (mode == LockMode::kS || mode == LockMode::kX);
-        r->enqueueAtFront = r->compatibleFirst = fullGlobal;
-        result = manager_.lock(id, r, mode, name);
-        if (result == LockResult::kOk) {
-            r->recursiveCount = 1;
-            r->ownerMode = mode;
-            return LockResult::kOk;
-        }
-    } else {
-        if (isModeCovered(mode, r->ownerMode)) {
-            countAcquisition();
-            ++r->recursiveCount;
-            return LockResult::kOk;
-        }
-        if (!isModeCovered(r->ownerMode, mode)) {
-            return Status::InvalidArgument(fmt::format(
-                "cannot convert {} to {} on {} '{}': neither covers the other and there is no "
-                "SIX mode; ask for X",
-                modeName(r->ownerMode), modeName(mode), resourceTypeName(id.type()),
-                manager_.resourceName(id)));
-        }
-        countAcquisition();
-        result = manager_.convert(r, mode);
-        if (result == LockResult::kOk) {
-            ++r->recursiveCount;
-            r->ownerMode = mode;
-            return LockResult::kOk;
-        }
+    if (r != nullptr) {
+        held = r;
+        return beginHeld(r, mode, error);
     }
+    // A first-time request: the common case, kept short.
+    stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
+    r = newRequest(id);
+    held = r;
+    r->partitioned = isIntentMode(mode) && id.type() != ResourceType::kMutex;
+    // Global S and X must not starve behind a stream of intent requests.
+    bool fullGlobal =
+        id.type() == ResourceType::kGlobal && (mode == LockMode::kS || mode == LockMode::kX);
+    r->enqueueAtFront = r->compatibleFirst = fullGlobal;
+    if (manager_.lock(id, r, mode, name) == LockResult::kOk) [[likely]] {
+        r->recursiveCount = 1;
+        r->ownerMode = mode;
+        return Begun::kGranted;
+    }
+    return startWait(r, mode, /*conversion=*/false, error);
+}
 
+Locker::Begun Locker::beginHeld(LockRequest* r, LockMode mode, Status& error) {
+    ResourceId id = r->resourceId;
+    if (isModeCovered(mode, r->ownerMode)) {
+        stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
+        ++r->recursiveCount;
+        return Begun::kGranted;
+    }
+    if (!isModeCovered(r->ownerMode, mode)) {
+        error = Status::InvalidArgument(fmt::format(
+            "cannot convert {} to {} on {} '{}': neither covers the other and there is no "
+            "SIX mode; ask for X",
+            modeName(r->ownerMode), modeName(mode), resourceTypeName(id.type()),
+            manager_.resourceName(id)));
+        return Begun::kFailed;
+    }
+    stats_.add(id.type(), mode, LockStatKind::kAcquireCount);
+    if (manager_.convert(r, mode) == LockResult::kOk) {
+        ++r->recursiveCount;
+        r->ownerMode = mode;
+        return Begun::kGranted;
+    }
+    return startWait(r, mode, /*conversion=*/true, error);
+}
+
+Locker::Begun Locker::startWait(LockRequest* r, LockMode mode, bool conversion, Status& error) {
     // It must wait: record the edge, then make sure it closes no cycle.
+    ResourceId id = r->resourceId;
     pending_ = {r, mode, conversion, isReader(mode), Clock::now()};
     stats_.add(id.type(), mode, LockStatKind::kAcquireWaitCount);
     manager_.registerWait(id_, id, mode);
@@ -183,11 +198,20 @@ StatusWith<LockResult> Locker::begin(ResourceId id, LockMode mode, std::string_v
     if (auto cycle = manager_.refuseIfDeadlocked(id_, id, r)) {
         stats_.add(id.type(), mode, LockStatKind::kDeadlockCount);
         finishWait(LockResult::kDeadlock, /*withdrawn=*/true).ignore();
-        return Status::Deadlock(cycle->toString() +
-                                "; this request was refused, the locker keeps its other locks: "
-                                "release them and retry");
+        error = Status::Deadlock(cycle->toString() +
+                                 "; this request was refused, the locker keeps its other locks: "
+                                 "release them and retry");
+        return Begun::kFailed;
     }
-    return LockResult::kWaiting;
+    return Begun::kWaiting;
+}
+
+StatusWith<LockResult> Locker::toLockResult(Begun begun, Status& error) {
+    if (begun == Begun::kGranted)
+        return LockResult::kOk;
+    if (begun == Begun::kWaiting)
+        return LockResult::kWaiting;
+    return std::move(error);
 }
 
 StatusWith<LockResult> Locker::lockBegin(ResourceId id, LockMode mode, std::string_view name) {
@@ -195,40 +219,58 @@ StatusWith<LockResult> Locker::lockBegin(ResourceId id, LockMode mode, std::stri
         return s;
     if (id.type() == ResourceType::kGlobal)
         return lockGlobalBegin(mode);
-    return begin(id, mode, name);
+    Status error;
+    LockRequest* held = nullptr;
+    return toLockResult(begin(id, mode, name, error, held), error);
 }
 
 StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, const Deadline& deadline) {
-    if (Status s = validate(ResourceId::global(), mode); !s.ok())
-        return s;
-    if (!deadline.valid())
-        return Status::InvalidArgument(deadline.invalidReason());
-    if (pending_.request != nullptr)
-        return begin(ResourceId::global(), mode, "global");
+    Status error;
+    LockRequest* held = nullptr;
+    return toLockResult(beginGlobal(mode, deadline, error, held), error);
+}
 
-    TicketHolder* holder = nullptr;
+Status Locker::waitForTicket(TicketHolder* holder, LockMode mode, const Deadline& deadline) {
+    bool reader = isSharedMode(mode);
+    manager_.addQueued(reader, +1);
+    Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_);
+    manager_.addQueued(reader, -1);
+    if (s.code() == StatusCode::kLockTimeout) {
+        return Status::LockTimeout(
+            fmt::format("Unable to acquire a {} ticket for a Global {} lock: {}",
+                        reader ? "read" : "write", modeName(mode), s.message()));
+    }
+    return s;
+}
+
+Locker::Begun Locker::beginGlobal(LockMode mode, const Deadline& deadline, Status& error,
+                                  LockRequest*& held) {
+    constexpr ResourceId kGlobalId = ResourceId::global();
+    if (!isValidMode(mode)) [[unlikely]] {
+        error = validate(kGlobalId, mode);
+        return Begun::kFailed;
+    }
+    if (!deadline.valid()) [[unlikely]] {
+        error = Status::InvalidArgument(deadline.invalidReason());
+        return Begun::kFailed;
+    }
+    if (pending_.request != nullptr) [[unlikely]]
+        return begin(kGlobalId, mode, "global", error, held);  // refused: one pending at a time
+
     if (ticketHolder_ == nullptr && globalMode() == LockMode::kNone) {
-        holder = manager_.tickets().forMode(mode);
-        if (holder != nullptr && !holder->tryAcquire()) {
-            bool reader = isSharedMode(mode);
-            manager_.addQueued(reader, +1);
-            Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_);
-            manager_.addQueued(reader, -1);
-            if (!s.ok()) {
-                if (s.code() == StatusCode::kLockTimeout) {
-                    return Status::LockTimeout(fmt::format(
-                        "Unable to acquire a {} ticket for a Global {} lock: {}",
-                        isSharedMode(mode) ? "read" : "write", modeName(mode), s.message()));
-                }
-                return s;
+        TicketHolder* holder = manager_.tickets().forMode(mode);
+        if (holder != nullptr && !holder->tryAcquireFast()) [[unlikely]] {
+            if (Status s = waitForTicket(holder, mode, deadline); !s.ok()) {
+                error = std::move(s);
+                return Begun::kFailed;
             }
         }
         ticketHolder_ = holder;
     }
-    auto result = begin(ResourceId::global(), mode, "global");
-    if (!result.ok())
+    Begun begun = begin(kGlobalId, mode, "global", error, held);
+    if (begun == Begun::kFailed)
         releaseTicketIfUnlocked();
-    return result;
+    return begun;
 }
 
 Status Locker::lockComplete(const Deadline& deadline) {
@@ -293,44 +335,41 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
     return Status::Deadlock(fmt::format("waiting for {} would deadlock", what));
 }
 
+Status Locker::lockAndGetSlow(ResourceId id, LockMode mode, const Deadline& deadline,
+                              std::string_view name, LockRequest*& held) {
+    Status error;
+    Begun begun;
+    if (id.type() == ResourceType::kGlobal) {
+        begun = beginGlobal(mode, deadline, error, held);
+    } else {
+        if (!id.isValid() || !isValidMode(mode)) [[unlikely]]
+            return validate(id, mode);
+        if (!deadline.valid()) [[unlikely]]
+            return Status::InvalidArgument(deadline.invalidReason());
+        begun = begin(id, mode, name, error, held);
+    }
+    if (begun == Begun::kWaiting) [[unlikely]]
+        return lockComplete(deadline);
+    return error;  // OK when granted
+}
+
 Status Locker::lockGlobal(LockMode mode, const Deadline& deadline) {
-    auto begun = lockGlobalBegin(mode, deadline);
-    if (!begun.ok())
-        return begun.status();
-    if (begun.value() == LockResult::kOk)
-        return Status::OK();
-    return lockComplete(deadline);
+    LockRequest* held = nullptr;
+    return lockAndGet(ResourceId::global(), mode, deadline, "global", held);
 }
 
 Status Locker::lock(ResourceId id, LockMode mode, const Deadline& deadline, std::string_view name) {
-    if (id.type() == ResourceType::kGlobal)
-        return lockGlobal(mode, deadline);
-    if (Status s = validate(id, mode); !s.ok())
-        return s;
-    if (!deadline.valid())
-        return Status::InvalidArgument(deadline.invalidReason());
-    auto begun = begin(id, mode, name);
-    if (!begun.ok())
-        return begun.status();
-    if (begun.value() == LockResult::kOk)
-        return Status::OK();
-    return lockComplete(deadline);
+    LockRequest* held = nullptr;
+    return lockAndGet(id, mode, deadline, name, held);
 }
 
 // ---------------------------------------------------------------------------
 // Release
 
-void Locker::releaseTicketIfUnlocked() {
-    if (ticketHolder_ != nullptr && global_ == nullptr) {
-        ticketHolder_->release();
-        ticketHolder_ = nullptr;
-    }
-}
-
 Status Locker::releaseOne(LockRequest* r) {
     if (--r->recursiveCount > 0)
         return Status::OK();
-    bool global = r->resourceId.type() == ResourceType::kGlobal;
+    bool global = r == global_;
     manager_.unlock(r);
     freeRequest(r);
     if (global)
@@ -357,6 +396,30 @@ Status Locker::unlock(ResourceId id) {
         return Status::OK();
     }
     return releaseOne(r);
+}
+
+void Locker::unlockHeldSlow(LockRequest* r, ResourceId id) {
+    // `r` is only trusted while it is still one of ours and still this lock
+    // (a caller may have unlocked it by id behind the RAII object's back);
+    // the newest request is last, so the search is short in LIFO order.
+    bool ours = false;
+    for (size_t i = requests_.size(); i-- > 0;) {
+        if (requests_[i] == r) {
+            ours = true;
+            break;
+        }
+    }
+    if (!ours || !(r->resourceId == id) || pending_.request == r ||
+        r->recursiveCount <= r->unlockPending) [[unlikely]] {
+        unlock(id).ignore();  // the general path, with its checks
+        return;
+    }
+    if (wuowDepth_ > 0 && id.type() != ResourceType::kMutex &&
+        (r->ownerMode == LockMode::kIX || r->ownerMode == LockMode::kX)) {
+        ++r->unlockPending;
+        return;
+    }
+    releaseOne(r).ignore();
 }
 
 Status Locker::unlockGlobal() {

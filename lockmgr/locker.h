@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,6 +139,45 @@ class Locker {
     bool isInterrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
   private:
+    friend class ResourceLock;  // lockAndGet / unlockHeld: no search on release
+
+    // The held (and pending) requests: an array inline in the Locker (no
+    // allocation for the usual handful), moved to the heap past kInline.
+    class RequestTable {
+      public:
+        static constexpr uint32_t kInline = 8;
+        RequestTable() = default;
+        RequestTable(const RequestTable&) = delete;
+        RequestTable& operator=(const RequestTable&) = delete;
+
+        LockRequest* const* begin() const { return data_; }
+        LockRequest* const* end() const { return data_ + size_; }
+        uint32_t size() const { return size_; }
+        bool empty() const { return size_ == 0; }
+        LockRequest*& operator[](size_t i) { return data_[i]; }
+        LockRequest* back() const { return data_[size_ - 1]; }
+        void push_back(LockRequest* r) {
+            if (size_ == capacity_) [[unlikely]]
+                grow();
+            data_[size_++] = r;
+        }
+        void pop_back() { --size_; }
+        void clear() { size_ = 0; }
+
+      private:
+        void grow();
+
+        LockRequest** data_ = inline_;
+        uint32_t size_ = 0;
+        uint32_t capacity_ = kInline;
+        std::unique_ptr<LockRequest*[]> heap_;
+        LockRequest* inline_[kInline] = {};
+    };
+
+    // How begin() left things: granted, queued (finish with lockComplete), or
+    // refused with the Status it filled in.
+    enum class Begun : uint8_t { kGranted, kWaiting, kFailed };
+
     struct Pending {
         LockRequest* request = nullptr;
         LockMode mode = LockMode::kNone;  // the mode asked for
@@ -146,16 +186,133 @@ class Locker {
         std::chrono::steady_clock::time_point since;
     };
 
-    LockRequest* find(ResourceId id) const;
+    static constexpr size_t kMaxFreeRequests = 16;  // recycled requests kept
+
+    // ---- Fast paths (inline; anything unusual goes to the general path) ----
+    //
+    // The common case: a first-time IS or IX lock (plus its ticket, for
+    // Global) granted on the partitioned path, released in LIFO order outside
+    // a unit of work. They count the same statistics as the general path.
+
+    /// Returns the granted request, or nullptr when the general path must run:
+    /// then nothing changed, except that a Global request may hold its ticket
+    /// already (ticketHolder_ set), which the general path then keeps using.
+    [[gnu::always_inline]] LockRequest* tryLockFast(ResourceId id, LockMode mode,
+                                                    const Deadline& deadline) {
+        if (!isIntentMode(mode) || pending_.request != nullptr || !deadline.valid() ||
+            freeHead_ == nullptr) [[unlikely]] {
+            return nullptr;
+        }
+        const ResourceType type = id.type();
+        const bool global = type == ResourceType::kGlobal;
+        if (global) {
+            if (global_ != nullptr || ticketHolder_ != nullptr) [[unlikely]]
+                return nullptr;
+        } else if (type == ResourceType::kInvalid || type == ResourceType::kMutex ||
+                   find(id) != nullptr) [[unlikely]] {
+            return nullptr;
+        }
+        LockHead* head = manager_.findHead(id);
+        if (head == nullptr) [[unlikely]]
+            return nullptr;
+        LockRequest* r = freeHead_;
+        r->resourceId = id;
+        r->partitioned = true;
+        r->enqueueAtFront = r->compatibleFirst = false;
+        r->mode = mode;
+        if (global) {
+            TicketHolder* holder = manager_.tickets().forMode(mode);
+            if (!holder->tryAcquireFast()) [[unlikely]]
+                return nullptr;
+            ticketHolder_ = holder;
+        }
+        if (!LockManager::tryLockPartitioned(head, r)) [[unlikely]]
+            return nullptr;
+        freeHead_ = r->nextFree;
+        r->nextFree = nullptr;
+        --freeCount_;
+        r->ownerMode = mode;
+        r->recursiveCount = 1;
+        r->unlockPending = 0;
+        r->ownerIndex = uint32_t(requests_.size());
+        requests_.push_back(r);
+        if (global)
+            global_ = r;
+        stats_.add(type, mode, LockStatKind::kAcquireCount);
+        return r;
+    }
+
+    /// Releases `r` (the lock on `id`) entirely when it is the newest request,
+    /// held once, outside a unit of work and still in its partition slot.
+    /// False: nothing changed, the general path must run.
+    [[gnu::always_inline]] bool tryUnlockFast(LockRequest* r, ResourceId id) {
+        if (requests_.empty() || requests_.back() != r || pending_.request != nullptr ||
+            wuowDepth_ != 0 || r->recursiveCount != 1 || r->unlockPending != 0 || !r->partitioned ||
+            !(r->resourceId == id) || freeCount_ >= kMaxFreeRequests) [[unlikely]] {
+            return false;
+        }
+        if (!LockManager::tryUnlockPartitioned(r)) [[unlikely]]
+            return false;
+        r->recursiveCount = 0;
+        requests_.pop_back();
+        r->nextFree = freeHead_;
+        freeHead_ = r;
+        ++freeCount_;
+        if (r == global_) {
+            global_ = nullptr;
+            releaseTicketIfUnlocked();
+        }
+        return true;
+    }
+
+    LockRequest* find(ResourceId id) const {
+        for (LockRequest* r : requests_) {
+            if (r->resourceId == id)
+                return r;
+        }
+        return nullptr;
+    }
     LockRequest* newRequest(ResourceId id);
     void freeRequest(LockRequest* r);
     Status validate(ResourceId id, LockMode mode) const;
-    StatusWith<LockResult> begin(ResourceId id, LockMode mode, std::string_view name);
+    /// lock() that also hands back the request now held (for ResourceLock).
+    Status lockAndGet(ResourceId id, LockMode mode, const Deadline& deadline, std::string_view name,
+                      LockRequest*& held) {
+        if (LockRequest* r = tryLockFast(id, mode, deadline)) [[likely]] {
+            held = r;
+            return Status::OK();
+        }
+        return lockAndGetSlow(id, mode, deadline, name, held);
+    }
+    [[gnu::noinline]] Status lockAndGetSlow(ResourceId id, LockMode mode, const Deadline& deadline,
+                                            std::string_view name, LockRequest*& held);
+    Status lockGlobalAndGet(LockMode mode, const Deadline& deadline, LockRequest*& held);
+    /// unlock() of a request lockAndGet() returned for `id`; falls back to
+    /// unlock(id) when the request no longer is that lock.
+    void unlockHeld(LockRequest* r, ResourceId id) {
+        if (!tryUnlockFast(r, id)) [[unlikely]]
+            unlockHeldSlow(r, id);
+    }
+    [[gnu::noinline]] void unlockHeldSlow(LockRequest* r, ResourceId id);
+    // Places the request (or counts a recursive one). On kFailed, `error` says why.
+    Begun begin(ResourceId id, LockMode mode, std::string_view name, Status& error,
+                LockRequest*& held);
+    Begun beginHeld(LockRequest* r, LockMode mode, Status& error);
+    Begun startWait(LockRequest* r, LockMode mode, bool conversion, Status& error);
+    // Validation, the ticket and begin() for the Global lock.
+    Begun beginGlobal(LockMode mode, const Deadline& deadline, Status& error, LockRequest*& held);
+    static StatusWith<LockResult> toLockResult(Begun begun, Status& error);
+    Status waitForTicket(TicketHolder* holder, LockMode mode, const Deadline& deadline);
     // Ends the pending wait with `waitResult`; unless `withdrawn`, a request
     // that was not granted is withdrawn first (the grant may still win).
     Status finishWait(LockResult waitResult, bool withdrawn = false);
     Status releaseOne(LockRequest* r);
-    void releaseTicketIfUnlocked();
+    void releaseTicketIfUnlocked() {
+        if (ticketHolder_ != nullptr && global_ == nullptr) {
+            ticketHolder_->releaseFast();
+            ticketHolder_ = nullptr;
+        }
+    }
     Deadline effectiveDeadline(const Deadline& deadline,
                                std::chrono::steady_clock::time_point since) const;
     bool isReader(LockMode requested) const;
@@ -166,9 +323,10 @@ class Locker {
     LockGrantNotification notification_;
     std::atomic<bool> interrupted_{false};
 
-    std::vector<LockRequest*> requests_;  // held (and pending) requests
-    std::vector<LockRequest*> freeList_;  // recycled to avoid allocation per lock
-    LockRequest* global_ = nullptr;       // the Global lock's request, if any
+    RequestTable requests_;            // held (and pending) requests
+    LockRequest* freeHead_ = nullptr;  // recycled requests (linked by nextFree), so that
+    uint32_t freeCount_ = 0;           // a lock allocates nothing; at most kMaxFreeRequests
+    LockRequest* global_ = nullptr;    // the Global lock's request, if any
     Pending pending_;
 
     int wuowDepth_ = 0;

@@ -25,13 +25,15 @@ StatusWith<LockNamespace> LockNamespace::parse(std::string_view ns) {
     return out;
 }
 
-const Status& ResourceLock::acquire(Locker& locker, ResourceId id, LockMode mode,
-                                    const Deadline& deadline, std::string_view name) {
-    release();
+const Status& ResourceLock::acquireSlow(Locker& locker, ResourceId id, LockMode mode,
+                                        const Deadline& deadline, std::string_view name) {
     id_ = id;
-    status_ = locker.lock(id, mode, deadline, name);
-    if (status_.ok())
+    LockRequest* request = nullptr;
+    status_ = locker.lockAndGetSlow(id, mode, deadline, name, request);
+    if (status_.ok()) {
         locker_ = &locker;
+        request_ = request;
+    }
     return status_;
 }
 
@@ -39,19 +41,11 @@ ResourceLock& ResourceLock::operator=(ResourceLock&& other) noexcept {
     if (this != &other) {
         release();
         locker_ = std::exchange(other.locker_, nullptr);
+        request_ = std::exchange(other.request_, nullptr);
         id_ = other.id_;
         status_ = std::move(other.status_);
     }
     return *this;
-}
-
-void ResourceLock::release() {
-    if (locker_ == nullptr)
-        return;
-    // Cannot fail: we hold the lock, and a pending request never outlives
-    // the constructor that placed it.
-    locker_->unlock(id_).ignore();
-    locker_ = nullptr;
 }
 
 DBLock::DBLock(Locker& locker, std::string_view db, LockMode mode, const Deadline& deadline) {

@@ -33,11 +33,6 @@ ResourceId::ResourceId(ResourceType type, std::string_view name) {
     hash_ = XXH3_64bits(name.data(), name.size());
 }
 
-ResourceId ResourceId::global() {
-    static const ResourceId id(ResourceType::kGlobal, "global");
-    return id;
-}
-
 std::string ResourceId::toString() const {
     return fmt::format("{}:{:#018x}", resourceTypeName(type_), hash_);
 }

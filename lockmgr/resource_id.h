@@ -37,7 +37,9 @@ class ResourceId {
     /// Hashes `name`; an empty name (or kInvalid type) gives an invalid id.
     ResourceId(ResourceType type, std::string_view name);
 
-    static ResourceId global();
+    /// The Global resource: ResourceId(kGlobal, "global"), as a constant (its
+    /// hash is precomputed; a test checks it against the hash function).
+    static constexpr ResourceId global() { return ResourceId(ResourceType::kGlobal, kGlobalHash); }
     static ResourceId database(std::string_view db) { return {ResourceType::kDatabase, db}; }
     /// `ns` is "db.collection".
     static ResourceId collection(std::string_view ns) { return {ResourceType::kCollection, ns}; }
@@ -55,6 +57,9 @@ class ResourceId {
     }
 
   private:
+    static constexpr uint64_t kGlobalHash = 0xfa1e4d775d32dbbeull;  // XXH3_64bits("global")
+    constexpr ResourceId(ResourceType type, uint64_t hash) : type_(type), hash_(hash) {}
+
     ResourceType type_ = ResourceType::kInvalid;
     uint64_t hash_ = 0;
 };

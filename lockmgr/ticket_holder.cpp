@@ -18,108 +18,82 @@ Status interruptedStatus() {
     return Status::Interrupted("interrupted while waiting for a ticket");
 }
 
-// Semaphore: an atomic count for the uncontended path, a condition variable
-// for waiters. Any waiter may take a freed ticket.
-class SemaphoreTicketHolder final : public TicketHolder {
-  public:
-    explicit SemaphoreTicketHolder(int tickets) : available_(tickets), total_(tickets) {}
+}  // namespace
 
-    bool tryAcquire() override {
-        int64_t a = available_.load();  // seq_cst: see release()
-        while (a > 0) {
-            if (available_.compare_exchange_weak(a, a - 1)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    Status acquire(const Deadline& deadline, const std::atomic<bool>& interrupted) override {
-        if (!deadline.valid())
-            return Status::InvalidArgument(deadline.invalidReason());
-        if (tryAcquire())
-            return Status::OK();
-        std::unique_lock<std::mutex> lk(mutex_);
-        // seq_cst pairs with release(): either we see its ticket or it sees us.
-        queued_.fetch_add(1);
-        Status result;
-        while (!tryAcquire()) {
-            if (interrupted.load(std::memory_order_acquire)) {
-                result = interruptedStatus();
-                break;
-            }
-            if (deadline.isNever()) {
-                cv_.wait(lk);
-            } else if (cv_.wait_until(lk, deadline.when()) == std::cv_status::timeout) {
-                if (tryAcquire())
-                    break;
-                ++timeouts_;
-                result = timeoutStatus(total_.load());
-                break;
-            }
-        }
-        queued_.fetch_sub(1);
-        return result;
-    }
-
-    void release() override {
-        available_.fetch_add(1);
-        // Only when someone waits: waiters check and sleep under mutex_, so
-        // taking it before notifying loses no wake-up. The uncontended path
-        // touches no mutex.
-        if (queued_.load() > 0) {
-            std::lock_guard<std::mutex> lk(mutex_);
-            cv_.notify_all();
-        }
-    }
-
-    Status resize(int tickets) override {
-        if (tickets < 0) {
-            return Status::InvalidArgument(
-                fmt::format("ticket count must be >= 0, got {}", tickets));
-        }
-        std::lock_guard<std::mutex> lk(mutex_);
-        int64_t delta = tickets - total_.load();
-        total_.store(tickets);
-        available_.fetch_add(delta);
-        cv_.notify_all();
+// Semaphore: an atomic count for the uncontended path (inline in the header),
+// a condition variable for waiters. Any waiter may take a freed ticket.
+Status SemaphoreTicketHolder::acquire(const Deadline& deadline,
+                                      const std::atomic<bool>& interrupted) {
+    if (!deadline.valid())
+        return Status::InvalidArgument(deadline.invalidReason());
+    if (tryAcquire())
         return Status::OK();
+    std::unique_lock<std::mutex> lk(mutex_);
+    // seq_cst pairs with release(): either we see its ticket or it sees us.
+    queued_.fetch_add(1);
+    Status result;
+    while (!tryAcquire()) {
+        if (interrupted.load(std::memory_order_acquire)) {
+            result = interruptedStatus();
+            break;
+        }
+        if (deadline.isNever()) {
+            cv_.wait(lk);
+        } else if (cv_.wait_until(lk, deadline.when()) == std::cv_status::timeout) {
+            if (tryAcquire())
+                break;
+            ++timeouts_;
+            result = timeoutStatus(total_.load());
+            break;
+        }
     }
+    queued_.fetch_sub(1);
+    return result;
+}
 
-    void interruptWaiters() override {
-        std::lock_guard<std::mutex> lk(mutex_);
-        cv_.notify_all();
+void SemaphoreTicketHolder::wakeWaiters() {
+    // Waiters check and sleep under mutex_, so taking it before notifying
+    // loses no wake-up.
+    std::lock_guard<std::mutex> lk(mutex_);
+    cv_.notify_all();
+}
+
+Status SemaphoreTicketHolder::resize(int tickets) {
+    if (tickets < 0) {
+        return Status::InvalidArgument(fmt::format("ticket count must be >= 0, got {}", tickets));
     }
+    std::lock_guard<std::mutex> lk(mutex_);
+    int64_t delta = tickets - total_.load();
+    total_.store(tickets);
+    available_.fetch_add(delta);
+    cv_.notify_all();
+    return Status::OK();
+}
 
-    TicketStats stats() const override {
-        std::lock_guard<std::mutex> lk(mutex_);
-        TicketStats s;
-        s.total = total_.load();
-        s.available = available_.load();
-        s.out = s.total - s.available;
-        s.queued = queued_.load();
-        s.timeouts = timeouts_;
-        return s;
-    }
+void SemaphoreTicketHolder::interruptWaiters() {
+    std::lock_guard<std::mutex> lk(mutex_);
+    cv_.notify_all();
+}
 
-    TicketPolicy policy() const override { return TicketPolicy::kSemaphore; }
+TicketStats SemaphoreTicketHolder::stats() const {
+    std::lock_guard<std::mutex> lk(mutex_);
+    TicketStats s;
+    s.total = total_.load();
+    s.available = available_.load();
+    s.out = s.total - s.available;
+    s.queued = queued_.load();
+    s.timeouts = timeouts_;
+    return s;
+}
 
-  private:
-    // On its own cache line: every operation touches it, nothing else should
-    // bounce with it.
-    alignas(64) std::atomic<int64_t> available_;
-    alignas(64) std::atomic<int64_t> total_;
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    std::atomic<int64_t> queued_{0};
-    uint64_t timeouts_ = 0;  // guarded by mutex_
-};
+namespace {
 
 // FIFO: all state under one mutex; a released ticket is handed straight to
 // the oldest waiter, so a newcomer can never overtake a queued thread.
 class FifoTicketHolder final : public TicketHolder {
   public:
-    explicit FifoTicketHolder(int tickets) : available_(tickets), total_(tickets) {}
+    explicit FifoTicketHolder(int tickets)
+        : TicketHolder(TicketPolicy::kFifo), available_(tickets), total_(tickets) {}
 
     bool tryAcquire() override {
         std::lock_guard<std::mutex> lk(mutex_);
@@ -193,8 +167,6 @@ class FifoTicketHolder final : public TicketHolder {
         return s;
     }
 
-    TicketPolicy policy() const override { return TicketPolicy::kFifo; }
-
   private:
     struct Waiter {
         std::condition_variable cv;
@@ -232,18 +204,6 @@ std::unique_ptr<TicketHolder> TicketHolder::make(TicketPolicy policy, int ticket
 TicketHolders::TicketHolders(TicketPolicy policy, int readTickets, int writeTickets)
     : read_(TicketHolder::make(policy, readTickets)),
       write_(TicketHolder::make(policy, writeTickets)) {}
-
-TicketHolder* TicketHolders::forMode(LockMode mode) const {
-    switch (mode) {
-        case LockMode::kIS:
-        case LockMode::kS:
-            return read_.get();
-        case LockMode::kIX:
-            return write_.get();
-        default:
-            return nullptr;
-    }
-}
 
 std::string_view ticketPolicyName(TicketPolicy p) {
     return p == TicketPolicy::kFifo ? "fifo" : "semaphore";

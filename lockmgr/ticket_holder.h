@@ -39,6 +39,11 @@ class TicketHolder {
     static std::unique_ptr<TicketHolder> make(TicketPolicy policy, int tickets);
     virtual ~TicketHolder() = default;
 
+    /// tryAcquire() and release() without a virtual call for the semaphore
+    /// policy (the Locker's fast path).
+    inline bool tryAcquireFast();
+    inline void releaseFast();
+
     /// Takes a ticket without waiting; false when none is free (or, for FIFO,
     /// when others are already queued).
     virtual bool tryAcquire() = 0;
@@ -54,15 +59,80 @@ class TicketHolder {
     /// Wakes every waiter so it re-checks its interrupt flag.
     virtual void interruptWaiters() = 0;
     virtual TicketStats stats() const = 0;
-    virtual TicketPolicy policy() const = 0;
+    TicketPolicy policy() const { return policy_; }
+
+  protected:
+    explicit TicketHolder(TicketPolicy policy) : policy_(policy) {}
+
+  private:
+    const TicketPolicy policy_;
 };
+
+/// The semaphore policy: an atomic count for the uncontended path, a
+/// condition variable for waiters. Any waiter may take a freed ticket.
+/// Declared here so that its uncontended paths inline.
+class SemaphoreTicketHolder final : public TicketHolder {
+  public:
+    explicit SemaphoreTicketHolder(int tickets)
+        : TicketHolder(TicketPolicy::kSemaphore), available_(tickets), total_(tickets) {}
+
+    bool tryAcquire() override {
+        int64_t a = available_.load();  // seq_cst: see release()
+        while (a > 0) {
+            if (available_.compare_exchange_weak(a, a - 1))
+                return true;
+        }
+        return false;
+    }
+    Status acquire(const Deadline& deadline, const std::atomic<bool>& interrupted) override;
+    void release() override {
+        available_.fetch_add(1);
+        // seq_cst pairs with acquire(): either it sees our ticket or we see it
+        // queued. Only then the mutex: the uncontended path touches none.
+        if (queued_.load() > 0) [[unlikely]]
+            wakeWaiters();
+    }
+    Status resize(int tickets) override;
+    void interruptWaiters() override;
+    TicketStats stats() const override;
+
+  private:
+    void wakeWaiters();
+
+    // On its own cache line: every operation touches it, nothing else should
+    // bounce with it.
+    alignas(64) std::atomic<int64_t> available_;
+    alignas(64) std::atomic<int64_t> total_;
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;
+    std::atomic<int64_t> queued_{0};
+    uint64_t timeouts_ = 0;  // guarded by mutex_
+};
+
+bool TicketHolder::tryAcquireFast() {
+    if (policy_ == TicketPolicy::kSemaphore) [[likely]]
+        return static_cast<SemaphoreTicketHolder*>(this)->SemaphoreTicketHolder::tryAcquire();
+    return tryAcquire();
+}
+
+void TicketHolder::releaseFast() {
+    if (policy_ == TicketPolicy::kSemaphore) [[likely]] {
+        static_cast<SemaphoreTicketHolder*>(this)->SemaphoreTicketHolder::release();
+        return;
+    }
+    release();
+}
 
 /// The read and write holders, chosen by Global lock mode.
 class TicketHolders {
   public:
     TicketHolders(TicketPolicy policy, int readTickets, int writeTickets);
     /// Read holder for IS/S, write holder for IX, nullptr for X (no ticket).
-    TicketHolder* forMode(LockMode mode) const;
+    TicketHolder* forMode(LockMode mode) const {
+        if (mode == LockMode::kIS || mode == LockMode::kS)
+            return read_.get();
+        return mode == LockMode::kIX ? write_.get() : nullptr;
+    }
     TicketHolder& read() const { return *read_; }
     TicketHolder& write() const { return *write_; }
 

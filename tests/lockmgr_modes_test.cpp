@@ -159,6 +159,8 @@ TEST_CASE("resource id: same name same id, other type or name other id, empty in
     CHECK(ResourceId::global().isValid());
     CHECK(ResourceId::global().type() == ResourceType::kGlobal);
     CHECK(ResourceId::global() == ResourceId::global());
+    // The precomputed constant is the hash of the name "global".
+    CHECK(ResourceId::global() == ResourceId(ResourceType::kGlobal, "global"));
 
     CHECK(contains(a1.toString(), "Collection"));
     CHECK(contains(asDb.toString(), "Database"));

@@ -420,3 +420,60 @@ TEST_CASE("raii: a lock timeout names the locker holding the resource") {
     }
     checkClean(mgr);
 }
+
+// The fast path (a first-time intent lock on an open partition slot) hands
+// over to the general path whenever anything is unusual; these are the
+// hand-over points.
+TEST_CASE("raii: fast path hand-over: Global blocked after the ticket was taken") {
+    LockManager mgr;
+    Locker warm(mgr);
+    { AutoGetCollection coll(warm, "db.c", LockMode::kIS); }  // the LockHeads exist now
+    Locker holder(mgr);
+    REQUIRE(holder.lockGlobal(LockMode::kX).ok());  // closes the Global slots
+    Locker reader(mgr);
+    AutoGetCollection coll(reader, "db.c", LockMode::kIS, Deadline::now());
+    CHECK(coll.status().code() == StatusCode::kLockTimeout);
+    CHECK_FALSE(coll.isLocked());
+    // The read ticket the fast path took before finding the slot closed went back.
+    CHECK(mgr.tickets().read().stats().out == 0);
+    checkNothingHeld(mgr, reader);
+    REQUIRE(holder.unlockGlobal().ok());
+    {
+        AutoGetCollection again(reader, "db.c", LockMode::kIS);
+        CHECK(again.isLocked());
+        CHECK(mgr.tickets().read().stats().out == 1);
+    }
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: fast path hand-over: recursion, out-of-order release, manual unlock") {
+    LockManager mgr;
+    Locker l(mgr);
+    {
+        auto outer = std::make_optional<AutoGetCollection>(l, "db.c", LockMode::kIS);
+        AutoGetCollection inner(l, "db.c", LockMode::kIS);  // recursive: general path
+        AutoGetCollection other(l, "db.d", LockMode::kIS);
+        CHECK(l.describe().held.size() == 4);
+        outer.reset();  // not the newest requests: released through the general path
+        CHECK(modesOf(l, "db", "db.c").coll == LockMode::kIS);
+        CHECK(modesOf(l, "db", "db.d").coll == LockMode::kIS);
+    }
+    checkNothingHeld(mgr, l);
+    {
+        // A lock released by id behind the RAII object's back: the object's
+        // release finds nothing held and leaves the table alone.
+        CollectionLock* dangling = nullptr;
+        DBLock db(l, "db", LockMode::kIS);
+        CollectionLock coll(l, "db.c", LockMode::kIS);
+        dangling = &coll;
+        REQUIRE(l.unlock(ResourceId::collection("db.c")).ok());
+        CHECK(l.getLockMode(ResourceId::collection("db.c")) == LockMode::kNone);
+        CHECK(dangling->isLocked());  // it does not know
+    }
+    checkNothingHeld(mgr, l);
+    auto stats = l.stats();
+    CHECK(stats.get(ResourceType::kCollection, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    CHECK(stats.get(ResourceType::kGlobal, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    CHECK(stats.get(ResourceType::kDatabase, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    checkClean(mgr);
+}

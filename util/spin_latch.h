@@ -15,8 +15,16 @@ namespace mvkv {
 
 class SpinLatch {
   public:
-    void lock() {
-        while (locked_.exchange(true, std::memory_order_acquire)) {
+    [[gnu::always_inline]] void lock() {
+        if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
+            return;
+        lockContended();
+    }
+    [[gnu::always_inline]] void unlock() { locked_.store(false, std::memory_order_release); }
+
+  private:
+    [[gnu::noinline]] void lockContended() {
+        do {
             int spins = 0;
             while (locked_.load(std::memory_order_relaxed)) {
                 if (++spins > 64) {
@@ -24,11 +32,9 @@ class SpinLatch {
                     spins = 0;
                 }
             }
-        }
+        } while (locked_.exchange(true, std::memory_order_acquire));
     }
-    void unlock() { locked_.store(false, std::memory_order_release); }
 
-  private:
     std::atomic<bool> locked_{false};
 };
 
