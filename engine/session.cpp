@@ -45,8 +45,10 @@ void Session::interrupt() {
 void Session::startOperation() {
     lastOpWriteConflicts_ = 0;
     // Inside withTransaction the whole transaction is one operation: an
-    // interrupt during its body must reach the retry loop.
-    if (!inWithTransaction_ && interrupted_.exchange(false, std::memory_order_acq_rel))
+    // interrupt during its body must reach the retry loop. (Load first: no
+    // read-modify-write on the common path.)
+    if (!inWithTransaction_ && interrupted_.load(std::memory_order_relaxed) &&
+        interrupted_.exchange(false, std::memory_order_acq_rel))
         locker_.clearInterrupt();
 }
 
@@ -285,18 +287,20 @@ void Session::accountCommitted() {
 
 // --- data ---
 
-StatusWith<std::string> Session::read(Collection& coll, std::string_view key) {
+Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     auto guard = engine_.epochs_.pin();
     if (mvcc::UpdateChain* chain = coll.findChain(key)) {
         const mvcc::Update* u = txn_.findVisible(*chain);
-        if (u && !u->isTombstone())
-            return std::string(u->value());
+        if (u && !u->isTombstone()) {
+            out->assign(u->value());
+            return Status::OK();
+        }
     }
     return Status::NotFound(
         fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
 }
 
-StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) {
+Status Session::get(std::string_view ns, std::string_view key, std::string* value) {
     startOperation();
     if (Status s = checkKey(key); !s.ok())
         return s;
@@ -304,12 +308,19 @@ StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) 
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
         return s;
     if (explicit_)
-        return read(op.collection(), key);
+        return read(op.collection(), key, value);
     if (Status b = engine_.txns_.begin(txn_); !b.ok())
         return b;
-    auto result = read(op.collection(), key);
+    Status result = read(op.collection(), key, value);
     engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
     return result;
+}
+
+StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) {
+    std::string value;
+    if (Status s = get(ns, key, &value); !s.ok())
+        return s;
+    return value;
 }
 
 Status Session::put(std::string_view ns, std::string_view key, std::string_view value) {

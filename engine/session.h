@@ -86,6 +86,9 @@ class Session {
     // --- data ---
     /// NotFound when the key has no visible live version.
     StatusWith<std::string> get(std::string_view ns, std::string_view key);
+    /// The same into `*value` (its capacity is reused: no allocation per read
+    /// once it is large enough). `*value` is unchanged on failure.
+    Status get(std::string_view ns, std::string_view key, std::string* value);
     /// Upsert.
     Status put(std::string_view ns, std::string_view key, std::string_view value);
     /// DuplicateKey when the key exists.
@@ -156,7 +159,7 @@ class Session {
     void abortTxn();
     void accountCommitted();
     void endExplicit();
-    StatusWith<std::string> read(Collection& coll, std::string_view key);
+    Status read(Collection& coll, std::string_view key, std::string* out);
 
     Engine& engine_;
     const uint64_t id_;

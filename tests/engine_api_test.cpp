@@ -315,3 +315,17 @@ TEST_CASE("a session never writes into a collection another session dropped and 
     CHECK(a->get("t.c", "new").status().code() == StatusCode::kNamespaceNotFound);
     CHECK(a->openCursor("t.c").status().code() == StatusCode::kNamespaceNotFound);
 }
+
+TEST_CASE("get into a caller's buffer reuses it and leaves it alone on failure") {
+    auto e = openEngine();
+    auto s = e->openSession();
+    REQUIRE_OK(s->createCollection("t.c"));
+    REQUIRE_OK(s->put("t.c", "k", "value"));
+    std::string buffer = "previous";
+    CHECK_OK(s->get("t.c", "k", &buffer));
+    CHECK(buffer == "value");
+    CHECK(s->get("t.c", "missing", &buffer).code() == StatusCode::kNotFound);
+    CHECK(buffer == "value");
+    CHECK(s->get("t.none", "k", &buffer).code() == StatusCode::kNamespaceNotFound);
+    CHECK(buffer == "value");
+}
