@@ -425,7 +425,7 @@ Measurement runMvkv(Env& env, int threads, uint64_t salt, Op op) {
             auto worker = std::make_unique<MvkvWorker>(MvkvWorker{
                 env.mvkv().engine().openSession(), env.config.keys, Rng(seedFor(index, salt)),
                 uint64_t{static_cast<uint64_t>(index) << 48}, std::string(env.config.keySize, '\0'),
-                filledValue(env.config.valueSize)});
+                filledValue(env.config.valueSize), std::string()});
             return [worker = std::move(worker), op] { ((*worker).*op)(); };
         });
     });
