@@ -9,28 +9,17 @@
 #include "engine/cursor.h"
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "tests/status_check.h"
 
 namespace mvkv::engine::testing {
+
+using ::mvkv::testing::mustOk;
 
 inline std::unique_ptr<Engine> openEngine(EngineOptions options = {}) {
     auto e = Engine::open(std::move(options));
     REQUIRE_MESSAGE(e.ok(), e.status().toString());
     return std::move(e).value();
 }
-
-#define CHECK_OK(expr)                                           \
-    do {                                                         \
-        ::mvkv::Status mvkvCheckStatus_ = (expr);                              \
-        CHECK_MESSAGE(mvkvCheckStatus_.ok(), #expr " -> ", mvkvCheckStatus_.toString());     \
-    } while (0)
-#define REQUIRE_OK(expr)                                         \
-    do {                                                         \
-        ::mvkv::Status mvkvRequireStatus_ = (expr);                              \
-        REQUIRE_MESSAGE(mvkvRequireStatus_.ok(), #expr " -> ", mvkvRequireStatus_.toString());   \
-    } while (0)
-
-/// REQUIRE_OK as an expression, for `for (mustOk(c.first()); ...; mustOk(c.next()))`.
-inline void mustOk(const Status& s) { REQUIRE_MESSAGE(s.ok(), s.toString()); }
 
 /// The value of `key`, or "<" + code name + ">" when the read fails.
 inline std::string getOr(Session& s, std::string_view ns, std::string_view key) {

@@ -27,27 +27,13 @@
 #include "util/deadline.h"
 #include "util/status.h"
 
+#include "tests/mvcc_test_util.h"
+
 using namespace mvkv;
 using namespace mvkv::mvcc;
+using namespace mvkv::mvcc::testing;
 using namespace std::chrono_literals;
 
-// A status that must be OK; on failure doctest prints its code and message.
-#define CHECK_OK(expr)                                                 \
-    do {                                                               \
-        const ::mvkv::Status checkOkStatus_ = (expr);                  \
-        CHECK_MESSAGE(checkOkStatus_.ok(), checkOkStatus_.toString()); \
-    } while (false)
-// A status with code `expected`; on failure doctest prints the whole status.
-#define CHECK_CODE(expr, expected)                                                         \
-    do {                                                                                   \
-        const ::mvkv::Status checkCodeStatus_ = (expr);                                    \
-        CHECK_MESSAGE(checkCodeStatus_.code() == (expected), checkCodeStatus_.toString()); \
-    } while (false)
-#define REQUIRE_OK(expr)                                                     \
-    do {                                                                     \
-        const ::mvkv::Status requireOkStatus_ = (expr);                      \
-        REQUIRE_MESSAGE(requireOkStatus_.ok(), requireOkStatus_.toString()); \
-    } while (false)
 
 namespace {
 
@@ -72,22 +58,6 @@ constexpr int kScale = 5;
 // Backstop for retry loops: far beyond any real run, so it only ends a hang.
 constexpr auto kRetryBackstop = 60s;
 
-// A stand-in for a collection: one update chain per key, owned by the test.
-// Create every key before threads start; after that only look them up.
-class Collection {
-  public:
-    UpdateChain& create(const std::string& key) {
-        auto& chain = chains_[key];
-        if (!chain)
-            chain = std::make_unique<UpdateChain>();
-        return *chain;
-    }
-    UpdateChain& operator[](const std::string& key) { return create(key); }
-    UpdateChain& at(const std::string& key) const { return *chains_.at(key); }
-
-  private:
-    std::map<std::string, std::unique_ptr<UpdateChain>> chains_;
-};
 
 bool contains(const std::string& haystack, std::string_view needle) {
     return haystack.find(needle) != std::string::npos;

@@ -17,36 +17,15 @@
 #include "mvcc/update.h"
 #include "util/status.h"
 
+#include "tests/mvcc_test_util.h"
+
 using namespace mvkv;
 using namespace mvkv::mvcc;
+using namespace mvkv::mvcc::testing;
 
-// A status that must be OK; on failure doctest prints its code and message.
-#define CHECK_OK(expr)                                                 \
-    do {                                                               \
-        const ::mvkv::Status checkOkStatus_ = (expr);                  \
-        CHECK_MESSAGE(checkOkStatus_.ok(), checkOkStatus_.toString()); \
-    } while (false)
-#define REQUIRE_OK(expr)                                                     \
-    do {                                                                     \
-        const ::mvkv::Status requireOkStatus_ = (expr);                      \
-        REQUIRE_MESSAGE(requireOkStatus_.ok(), requireOkStatus_.toString()); \
-    } while (false)
 
 namespace {
 
-// A stand-in for a collection: one update chain per key, owned by the test.
-class Collection {
-  public:
-    UpdateChain& operator[](const std::string& key) {
-        auto& chain = chains_[key];
-        if (!chain)
-            chain = std::make_unique<UpdateChain>();
-        return *chain;
-    }
-
-  private:
-    std::map<std::string, std::unique_ptr<UpdateChain>> chains_;
-};
 
 // What `txn` reads from `chain`: the value, or nullopt when the key is absent
 // for it (no visible version, or a visible tombstone).
