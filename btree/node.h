@@ -40,6 +40,7 @@
 #include <string_view>
 #include <thread>
 
+#include "btree/arena.h"
 #include "btree/btree.h"
 
 namespace mvkv::btree_detail {
@@ -226,6 +227,9 @@ struct KeySlots {
 struct alignas(64) Leaf : Node {
     static constexpr int kCapacity = BTree::kLeafCapacity;
     Leaf() : Node(true) {}
+    // Nodes live in the node arena (huge pages where available; arena.h).
+    static void* operator new(size_t bytes) { return allocateNode(bytes); }
+    static void operator delete(void* p, size_t bytes) { freeNode(p, bytes); }
     KeySlots<kCapacity> keys;
     std::atomic<void*> values[kCapacity];
 };
@@ -233,6 +237,8 @@ struct alignas(64) Leaf : Node {
 struct alignas(64) Inner : Node {
     static constexpr int kCapacity = BTree::kInnerCapacity;
     Inner() : Node(false) {}
+    static void* operator new(size_t bytes) { return allocateNode(bytes); }
+    static void operator delete(void* p, size_t bytes) { freeNode(p, bytes); }
     KeySlots<kCapacity> keys;
     std::atomic<Node*> children[kCapacity + 1];
 };

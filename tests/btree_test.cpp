@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "btree/arena.h"
 #include "util/epoch.h"
 
 using mvkv::BTree;
@@ -353,4 +354,28 @@ TEST_CASE("btree: removed keys are retired through the epoch manager") {
         epochs.reclaim();
         CHECK(epochs.pendingCount() == 0);
     }
+}
+
+TEST_CASE("node arena: destroyed trees' nodes are reused, memory stays usable") {
+    // Build and destroy the same tree twice: the second build reuses the
+    // first one's nodes from the free lists instead of taking new chunks.
+    auto build = [] {
+        EpochManager epochs;
+        BTree tree(epochs);
+        char buf[32];
+        for (int x = 0; x < 20000; ++x) {
+            snprintf(buf, sizeof(buf), "arena%08d", x);
+            REQUIRE(tree.insertIfAbsent(buf, val(static_cast<uint64_t>(x) + 1)).second);
+        }
+        for (int x = 0; x < 20000; x += 7) {
+            snprintf(buf, sizeof(buf), "arena%08d", x);
+            auto got = tree.find(buf);
+            REQUIRE(got.has_value());
+            CHECK(*got == val(static_cast<uint64_t>(x) + 1));
+        }
+    };
+    build();
+    size_t chunks = mvkv::btree_detail::nodeArenaStats().chunks;
+    build();
+    CHECK(mvkv::btree_detail::nodeArenaStats().chunks == chunks);
 }
