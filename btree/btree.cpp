@@ -212,8 +212,17 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
             continue;
         }
         Leaf* leaf = asLeaf(node);
+        int count = readCount(leaf, Leaf::kCapacity);
+        // The prefix search (its lines are prefetched) names the candidate
+        // slot; load its length, infix and value together rather than as
+        // three misses one after another in the compare below.
+        int candidate = leaf->keys.lowerBoundPrefix(count, k);
+        if (candidate < count) {
+            leaf->keys.prefetchSlot(candidate);
+            __builtin_prefetch(&leaf->values[candidate]);
+        }
         bool equal;
-        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
+        int pos = leaf->keys.lowerBound(count, k, equal);
         Value value = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;
         if (!validate(leaf, v)) {
             continue;

@@ -150,6 +150,29 @@ struct KeySlots {
         return slotLen < keyLen ? -1 : (slotLen > keyLen ? 1 : 0);
     }
 
+    // First slot in [0, n) whose prefix is not less than k's: the only slot
+    // that can equal k when prefixes are distinct. Reads the prefix array only.
+    int lowerBoundPrefix(int n, const SearchKey& k) const {
+        int lo = 0;
+        int hi = n;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (prefix[mid].load(std::memory_order_acquire) < k.prefix) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    // Starts loading slot i's other words (length, infix), which the final
+    // compare reads one after the other, so their misses overlap.
+    void prefetchSlot(int i) const {
+        __builtin_prefetch(&len[i]);
+        __builtin_prefetch(&infix[i]);
+    }
+
     // First slot in [0, n) not less than k; `equal` tells whether it equals k.
     int lowerBound(int n, const SearchKey& k, bool& equal) const {
         int lo = 0;
