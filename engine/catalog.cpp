@@ -16,6 +16,7 @@ StatusWith<std::shared_ptr<Collection>> Catalog::create(const Namespace& ns) {
         return Status::NamespaceExists(fmt::format("collection {} already exists", ns.ns()));
     auto coll = std::make_shared<Collection>(nextId_++, ns, std::move(lockNs).value(), epochs_);
     byNs_.emplace(ns.ns(), coll);
+    generation_.fetch_add(1, std::memory_order_release);
     return coll;
 }
 
@@ -26,6 +27,7 @@ Status Catalog::drop(const Namespace& ns) {
         return Status::NamespaceNotFound(fmt::format("collection {} does not exist", ns.ns()));
     it->second->markDropped();
     byNs_.erase(it);
+    generation_.fetch_add(1, std::memory_order_release);
     return Status::OK();
 }
 
@@ -40,6 +42,7 @@ StatusWith<size_t> Catalog::dropDatabase(std::string_view db) {
     }
     if (dropped == 0)
         return Status::NamespaceNotFound(fmt::format("database {} does not exist", db));
+    generation_.fetch_add(1, std::memory_order_release);
     return dropped;
 }
 

@@ -8,6 +8,7 @@
 // Thread safety: all methods may be called concurrently.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -37,11 +38,17 @@ class Catalog {
     std::vector<std::string> collections(std::string_view db) const;
     std::vector<std::shared_ptr<Collection>> all() const;
 
+    /// Bumped by every create and drop: sessions clear their collection
+    /// caches when it moves, so a dropped collection is freed once every
+    /// session has run an operation since (or closed).
+    uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
   private:
     EpochManager& epochs_;
     mutable std::shared_mutex mutex_;
     std::map<std::string, std::shared_ptr<Collection>, std::less<>> byNs_;
     uint32_t nextId_ = 1;
+    std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace mvkv::engine

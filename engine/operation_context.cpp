@@ -16,6 +16,7 @@ Status OperationContext::lockCollection(std::string_view ns, lockmgr::LockMode m
     // without parsing the namespace or touching the catalog. It is only a
     // hint until the locks are held: then a collection that is not dropped
     // is the one `ns` names (drop and create need X on it).
+    session_.dropStaleCache();
     const std::shared_ptr<Collection>* cached = session_.cachedCollection(ns);
     lockmgr::LockNamespace parsedLockNs;
     const lockmgr::LockNamespace* lockNs = nullptr;

@@ -91,6 +91,14 @@ const std::shared_ptr<Collection>& Session::cacheCollection(std::string_view ns,
     return collectionCache_.emplace(std::string(ns), std::move(coll)).first->second;
 }
 
+void Session::dropStaleCache() {
+    uint64_t current = engine_.catalog_.generation();
+    if (current != cacheGeneration_) {
+        collectionCache_.clear();
+        cacheGeneration_ = current;
+    }
+}
+
 void Session::forgetCollection(std::string_view ns) {
     if (auto it = collectionCache_.find(ns); it != collectionCache_.end())
         collectionCache_.erase(it);

@@ -150,6 +150,9 @@ class Session {
     const std::shared_ptr<Collection>& cacheCollection(std::string_view ns,
                                                        std::shared_ptr<Collection> coll);
     void forgetCollection(std::string_view ns);
+    /// Clears the cache when the catalog changed since it was filled, so the
+    /// cache never keeps a dropped collection alive for long.
+    void dropStaleCache();
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
     /// One attempt of a write inside txn_.
@@ -173,6 +176,7 @@ class Session {
     };
     std::unordered_map<std::string, std::shared_ptr<Collection>, StringHash, std::equal_to<>>
         collectionCache_;
+    uint64_t cacheGeneration_ = 0;  // the catalog generation the cache was filled at
     std::vector<lockmgr::AutoGetCollection> txnLocks_;
     std::vector<HeldLock> txnLockModes_;
     std::vector<std::shared_ptr<Collection>> txnCollections_;  // kept alive until the end

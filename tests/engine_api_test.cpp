@@ -329,3 +329,19 @@ TEST_CASE("get into a caller's buffer reuses it and leaves it alone on failure")
     CHECK(s->get("t.none", "k", &buffer).code() == StatusCode::kNamespaceNotFound);
     CHECK(buffer == "value");
 }
+
+TEST_CASE("a dropped collection is freed once the sessions that used it move on") {
+    auto e = openEngine();
+    auto a = e->openSession();
+    auto b = e->openSession();
+    REQUIRE_OK(a->createCollection("t.big"));
+    REQUIRE_OK(a->createCollection("t.other"));
+    REQUIRE_OK(a->put("t.big", "k", "v"));
+    REQUIRE_OK(b->put("t.big", "k2", "v"));  // both sessions have t.big cached
+    std::weak_ptr<Collection> big = e->catalog().lookup("t.big");
+    REQUIRE_OK(a->dropCollection("t.big"));
+    CHECK_FALSE(big.expired());  // b still holds it in its cache
+    REQUIRE_OK(b->put("t.other", "k", "v"));  // any operation of b lets it go
+    REQUIRE_OK(a->put("t.other", "k2", "v"));
+    CHECK(big.expired());
+}
