@@ -27,7 +27,9 @@ Cursor::~Cursor() {
     --session_.openCursors_;
 }
 
-const mvcc::Transaction& Cursor::txn() const { return ownTxn_ ? *ownTxn_ : session_.txn_; }
+const mvcc::Transaction& Cursor::txn() const {
+    return ownTxn_ ? *ownTxn_ : session_.txn_;
+}
 
 Status Cursor::check() const {
     if (!ownTxn_ && (generation_ != session_.txnGeneration_ || !session_.txn_.active()))

@@ -32,8 +32,8 @@ class Cursor {
     Cursor(const Cursor&) = delete;
     Cursor& operator=(const Cursor&) = delete;
 
-    Status seek(std::string_view key);        // first key >= key
-    Status seekForPrev(std::string_view key); // last key <= key
+    Status seek(std::string_view key);         // first key >= key
+    Status seekForPrev(std::string_view key);  // last key <= key
     Status first();
     Status last();
     Status next();

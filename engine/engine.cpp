@@ -20,8 +20,8 @@ constexpr size_t kMaxValueLimit = size_t{1} << 30;
 
 StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     if (options.maxKeyBytes == 0 || options.maxKeyBytes > kMaxKeyLimit)
-        return Status::InvalidArgument(fmt::format(
-            "maxKeyBytes {} is out of range; use 1..{}", options.maxKeyBytes, kMaxKeyLimit));
+        return Status::InvalidArgument(fmt::format("maxKeyBytes {} is out of range; use 1..{}",
+                                                   options.maxKeyBytes, kMaxKeyLimit));
     if (options.maxValueBytes == 0 || options.maxValueBytes > kMaxValueLimit)
         return Status::InvalidArgument(fmt::format("maxValueBytes {} is out of range; use 1..{}",
                                                    options.maxValueBytes, kMaxValueLimit));
@@ -37,7 +37,9 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)), lockManager_(options_.locks), catalog_(epochs_) {}
 
-Engine::~Engine() { assert(sessions_.load() == 0 && "destroy every Session before its Engine"); }
+Engine::~Engine() {
+    assert(sessions_.load() == 0 && "destroy every Session before its Engine");
+}
 
 std::unique_ptr<Session> Engine::openSession() {
     static std::atomic<uint64_t> nextSessionId{1};

@@ -12,10 +12,10 @@ namespace mvkv::engine {
 
 struct CollectionStats {
     std::string ns;
-    int64_t keys = 0;        // live keys at the newest commit
-    int64_t bytes = 0;       // their key + value bytes
-    uint64_t chains = 0;     // keys in the tree (including deleted, not yet swept)
-    uint64_t updates = 0;    // versions held in update chains
+    int64_t keys = 0;      // live keys at the newest commit
+    int64_t bytes = 0;     // their key + value bytes
+    uint64_t chains = 0;   // keys in the tree (including deleted, not yet swept)
+    uint64_t updates = 0;  // versions held in update chains
     uint64_t maxChainLength = 0;
     uint64_t chainBytes = 0;  // memory held by update chains
     uint64_t treeHeight = 0;

@@ -33,8 +33,8 @@ Status Namespace::checkDbName(std::string_view db) {
 StatusWith<Namespace> Namespace::parse(std::string_view ns) {
     size_t dot = ns.find('.');
     if (dot == std::string_view::npos)
-        return Status::InvalidArgument(fmt::format(
-            "namespace '{}' has no dot; write it as db.collection", printable(ns)));
+        return Status::InvalidArgument(
+            fmt::format("namespace '{}' has no dot; write it as db.collection", printable(ns)));
     std::string_view db = ns.substr(0, dot);
     std::string_view coll = ns.substr(dot + 1);
     if (Status s = checkDbName(db); !s.ok())
@@ -44,8 +44,8 @@ StatusWith<Namespace> Namespace::parse(std::string_view ns) {
         return Status::InvalidArgument(
             fmt::format("namespace '{}' has an empty collection name", printable(ns)));
     if (coll.size() > kMaxCollBytes)
-        return Status::InvalidArgument(fmt::format(
-            "collection name is {} bytes; the limit is {}", coll.size(), kMaxCollBytes));
+        return Status::InvalidArgument(fmt::format("collection name is {} bytes; the limit is {}",
+                                                   coll.size(), kMaxCollBytes));
     if (coll.find('$') != std::string_view::npos || coll.find('\0') != std::string_view::npos)
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' contains '$' or NUL, which are not allowed", printable(coll)));

@@ -280,8 +280,8 @@ void Session::accountCommitted() {
         if (writes.size() > 1 && !seen.insert(w.chain).second)
             continue;
         const mvcc::Update* before = w.update->next();
-        while (before && (before->txnId() == txn_.id() ||
-                          before->state() != mvcc::UpdateState::kCommitted))
+        while (before &&
+               (before->txnId() == txn_.id() || before->state() != mvcc::UpdateState::kCommitted))
             before = before->next();
         int64_t keyBytes = pending_[i].keyBytes;
         int64_t keys = (live(w.update) ? 1 : 0) - (live(before) ? 1 : 0);

@@ -41,7 +41,7 @@ class Cursor;
 
 struct TxnOptions {
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;  // none: read the newest commits
-    bool roundUpReadTs = false;  // a read ts below oldest becomes oldest
+    bool roundUpReadTs = false;                   // a read ts below oldest becomes oldest
 };
 
 /// What a session is doing, for shells and tests.
@@ -180,7 +180,7 @@ class Session {
     std::vector<lockmgr::AutoGetCollection> txnLocks_;
     std::vector<HeldLock> txnLockModes_;
     std::vector<std::shared_ptr<Collection>> txnCollections_;  // kept alive until the end
-    std::vector<PendingWrite> pending_;  // parallel to txn_.writes()
+    std::vector<PendingWrite> pending_;                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
     uint64_t lastOpWriteConflicts_ = 0;

@@ -35,8 +35,8 @@ const Update* newestLive(const Update* head) {
 
 Status conflictStatus(const Transaction& txn, const Update& newest) {
     if (newest.state() == UpdateState::kUncommitted)
-        return Status::WriteConflict(fmt::format(
-            "transaction {} is writing this key and has not finished", newest.txnId()));
+        return Status::WriteConflict(
+            fmt::format("transaction {} is writing this key and has not finished", newest.txnId()));
     if (txn.hasReadTs() && newest.startTs() > txn.readTs())
         return Status::WriteConflict(
             fmt::format("the key was committed at timestamp {}, after this transaction's read "
@@ -110,11 +110,11 @@ Status TransactionManager::checkCommitTsLocked(Timestamp ts) const {
     if (ts == kNoTimestamp)
         return Status::InvalidArgument("commit timestamp 0 is not a timestamp; use one > 0");
     if (stable_ != kNoTimestamp && ts <= stable_)
-        return Status::InvalidArgument(fmt::format(
-            "commit timestamp {} must be after the stable timestamp {}", ts, stable_));
+        return Status::InvalidArgument(
+            fmt::format("commit timestamp {} must be after the stable timestamp {}", ts, stable_));
     if (ts < oldest_)
-        return Status::InvalidArgument(fmt::format(
-            "commit timestamp {} is older than the oldest timestamp {}", ts, oldest_));
+        return Status::InvalidArgument(
+            fmt::format("commit timestamp {} is older than the oldest timestamp {}", ts, oldest_));
     return Status::OK();
 }
 
@@ -122,9 +122,9 @@ Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: begin one first");
     if (txn.hasReadTs() && ts < txn.readTs())
-        return Status::InvalidArgument(fmt::format(
-            "commit timestamp {} is older than the transaction's read timestamp {}", ts,
-            txn.readTs()));
+        return Status::InvalidArgument(
+            fmt::format("commit timestamp {} is older than the transaction's read timestamp {}", ts,
+                        txn.readTs()));
     std::lock_guard lock(mutex_);
     if (Status s = checkCommitTsLocked(ts); !s.ok())
         return s;

@@ -58,8 +58,8 @@ Status writeConflictRetry(const Deadline& deadline, RetryCounts& counts, Attempt
 /// The same with a timeout that starts at the first conflict: an operation
 /// that never conflicts never reads the clock.
 template <typename Attempt, typename OnConflict>
-Status writeConflictRetry(std::chrono::milliseconds timeout, RetryCounts& counts,
-                          Attempt&& attempt, OnConflict&& onConflict) {
+Status writeConflictRetry(std::chrono::milliseconds timeout, RetryCounts& counts, Attempt&& attempt,
+                          OnConflict&& onConflict) {
     ++counts.attempts;
     Status s = attempt();
     if (s.code() != StatusCode::kWriteConflict)

@@ -45,8 +45,9 @@ TEST_CASE("collections are created, listed and dropped; databases exist while th
 TEST_CASE("bad names are refused with a clear InvalidArgument and create nothing") {
     auto e = openEngine();
     auto s = e->openSession();
-    for (std::string_view bad : std::vector<std::string_view>{"nodot", ".coll", "db.", "d b.c", "d$b.c", "db.c$x", "db.system.x", "a/b.c",
-          std::string_view("db.c\0x", 6)}) {
+    for (std::string_view bad :
+         std::vector<std::string_view>{"nodot", ".coll", "db.", "d b.c", "d$b.c", "db.c$x",
+                                       "db.system.x", "a/b.c", std::string_view("db.c\0x", 6)}) {
         Status st = s->createCollection(bad);
         CHECK_MESSAGE(st.code() == StatusCode::kInvalidArgument, bad);
         CHECK(!st.message().empty());
@@ -251,8 +252,8 @@ TEST_CASE("stats count keys and bytes per collection and transactions engine-wid
     auto e = openEngine();
     auto s = e->openSession();
     REQUIRE_OK(s->createCollection("t.c"));
-    REQUIRE_OK(s->put("t.c", "ab", "1234"));   // 2 + 4
-    REQUIRE_OK(s->put("t.c", "cd", "12"));     // 2 + 2
+    REQUIRE_OK(s->put("t.c", "ab", "1234"));    // 2 + 4
+    REQUIRE_OK(s->put("t.c", "cd", "12"));      // 2 + 2
     REQUIRE_OK(s->put("t.c", "ab", "123456"));  // replaces: 2 + 6
     REQUIRE_OK(s->put("t.c", "gone", "x"));
     REQUIRE_OK(s->remove("t.c", "gone"));
@@ -340,7 +341,7 @@ TEST_CASE("a dropped collection is freed once the sessions that used it move on"
     REQUIRE_OK(b->put("t.big", "k2", "v"));  // both sessions have t.big cached
     std::weak_ptr<Collection> big = e->catalog().lookup("t.big");
     REQUIRE_OK(a->dropCollection("t.big"));
-    CHECK_FALSE(big.expired());  // b still holds it in its cache
+    CHECK_FALSE(big.expired());               // b still holds it in its cache
     REQUIRE_OK(b->put("t.other", "k", "v"));  // any operation of b lets it go
     REQUIRE_OK(a->put("t.other", "k2", "v"));
     CHECK(big.expired());

@@ -1,7 +1,6 @@
 // Isolation under concurrency, through the Session API: many threads, with
 // the invariants checked by other threads while they run.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <atomic>
@@ -21,7 +20,9 @@ namespace {
 constexpr int kAccounts = 20;
 constexpr int kInitial = 100;
 
-std::string account(int i) { return fmt::format("acct{:02}", i); }
+std::string account(int i) {
+    return fmt::format("acct{:02}", i);
+}
 
 StatusWith<int> readInt(Session& s, std::string_view ns, std::string_view key) {
     auto v = s.get(ns, key);
@@ -86,8 +87,7 @@ TEST_CASE("transfers between accounts never change the total any snapshot sees")
                 if (byCursor) {
                     auto c = s->openCursor("bank.accounts");
                     REQUIRE(c.ok());
-                    for (mustOk(c.value()->first()); c.value()->valid();
-                         mustOk(c.value()->next()))
+                    for (mustOk(c.value()->first()); c.value()->valid(); mustOk(c.value()->next()))
                         total += std::stoi(std::string(c.value()->value()));
                 } else {
                     REQUIRE(s->begin().ok());

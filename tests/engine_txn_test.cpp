@@ -1,7 +1,6 @@
 // Transactions through the Session API: snapshots, timestamps (WiredTiger's
 // scenarios and rules), write conflicts and the retry of implicit writes.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include "tests/engine_test_util.h"
@@ -24,7 +23,9 @@ struct Fixture {
     }
 };
 
-std::string key(int i) { return fmt::format("k{:03}", i); }
+std::string key(int i) {
+    return fmt::format("k{:03}", i);
+}
 
 }  // namespace
 
@@ -216,7 +217,8 @@ TEST_CASE_FIXTURE(Fixture, "the clock assigns commit timestamps newer than every
     REQUIRE_OK(s2->commit());
 }
 
-TEST_CASE_FIXTURE(Fixture, "the second writer of a key conflicts at once and its transaction ends") {
+TEST_CASE_FIXTURE(Fixture,
+                  "the second writer of a key conflicts at once and its transaction ends") {
     REQUIRE_OK(s1->put("t.c", "k", "base"));
     REQUIRE_OK(s1->begin());
     REQUIRE_OK(s1->put("t.c", "k", "one"));
@@ -264,7 +266,8 @@ TEST_CASE_FIXTURE(Fixture, "after the first writer aborts the second may write")
     CHECK(getOr(*s1, "t.c", "k") == "two");
 }
 
-TEST_CASE_FIXTURE(Fixture, "an implicit write retries until its deadline, then names the attempts") {
+TEST_CASE_FIXTURE(Fixture,
+                  "an implicit write retries until its deadline, then names the attempts") {
     REQUIRE_OK(s1->begin());
     REQUIRE_OK(s1->put("t.c", "k", "held"));
     s2->setRetryTimeout(milliseconds(30));

@@ -25,6 +25,8 @@
 namespace mvkv::testing {
 
 /// REQUIRE_OK as an expression, for `for (mustOk(c.first()); ...; mustOk(c.next()))`.
-inline void mustOk(const Status& s) { REQUIRE_MESSAGE(s.ok(), s.toString()); }
+inline void mustOk(const Status& s) {
+    REQUIRE_MESSAGE(s.ok(), s.toString());
+}
 
 }  // namespace mvkv::testing
