@@ -133,6 +133,33 @@ void growRoot(std::atomic<Node*>& rootPtr, Node* left, const Split& split) {
     rootPtr.store(root, std::memory_order_release);  // publishes the fields above
 }
 
+// Splits a full inner node read at version v under its parent's lock (parent
+// read at pv; nullptr when inner is the root). Does nothing if either changed
+// since: the caller restarts its descent either way.
+void splitFullInner(std::atomic<Node*>& rootPtr, Inner* parent, uint64_t pv, Inner* inner,
+                    uint64_t v) {
+    if (parent != nullptr && !upgradeToWrite(parent, pv)) {
+        return;
+    }
+    if (!upgradeToWrite(inner, v)) {
+        if (parent != nullptr) {
+            writeUnlock(parent);
+        }
+        return;
+    }
+    Split split = splitInner(inner);
+    if (parent != nullptr) {
+        innerInsert(parent, split);
+    } else {
+        // inner is still the root: the root changes only under its lock.
+        growRoot(rootPtr, inner, split);
+    }
+    writeUnlock(inner);
+    if (parent != nullptr) {
+        writeUnlock(parent);
+    }
+}
+
 // Stripe for this thread's size updates.
 int sizeStripe() {
     static std::atomic<int> next{0};
@@ -185,33 +212,11 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
     auto guard = epochs_.pin();
     SearchKey k(key);
     for (Restarter backoff;; backoff.pause()) {
-        Node* node = loadRoot();
         uint64_t v;
-        if (!readLock(node, v) || node != loadRoot()) {
+        Leaf* leaf = descendToKey(root_, k, v);
+        if (leaf == nullptr) {
             continue;
         }
-        bool restart = false;
-        while (!node->isLeaf) {
-            Inner* inner = asInner(node);
-            int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
-            Node* child = inner->children[pos].load(std::memory_order_acquire);
-            if (child != nullptr) {
-                prefetchNode(child);
-            }
-            uint64_t cv;
-            // The parent is validated after the child's version is read: the
-            // child was the right one at a moment when its version was cv.
-            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
-                restart = true;
-                break;
-            }
-            node = child;
-            v = cv;
-        }
-        if (restart) {
-            continue;
-        }
-        Leaf* leaf = asLeaf(node);
         int count = readCount(leaf, Leaf::kCapacity);
         // The prefix search (its lines are prefetched) names the candidate
         // slot; load its length, infix and value together rather than as
@@ -241,63 +246,24 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
     // The key's copy is made outside the latch, once, and kept across restarts.
     const KeyBlob* blob = nullptr;
     for (Restarter backoff;; backoff.pause()) {
-        Node* node = loadRoot();
-        uint64_t v;
-        if (!readLock(node, v) || node != loadRoot()) {
-            continue;
-        }
+        // The leaf's parent as the descent read it (nullptr: the leaf is the root).
         Inner* parent = nullptr;
         uint64_t pv = 0;
-        bool restart = false;
-        while (!node->isLeaf) {
-            Inner* inner = asInner(node);
-            int n = readCount(inner, Inner::kCapacity);
+        uint64_t v;
+        Leaf* leaf = descend(root_, v, [&](Inner* inner, uint64_t iv, int n) {
             if (n == Inner::kCapacity) {
                 // Split full inner nodes on the way down, so that a child's
                 // split always finds room in its parent. Then start over.
-                restart = true;
-                if (parent != nullptr && !upgradeToWrite(parent, pv)) {
-                    break;
-                }
-                if (!upgradeToWrite(inner, v)) {
-                    if (parent != nullptr) {
-                        writeUnlock(parent);
-                    }
-                    break;
-                }
-                Split split = splitInner(inner);
-                if (parent != nullptr) {
-                    innerInsert(parent, split);
-                } else {
-                    // inner is still the root: the root changes only under its lock.
-                    growRoot(root_, inner, split);
-                }
-                writeUnlock(inner);
-                if (parent != nullptr) {
-                    writeUnlock(parent);
-                }
-                break;
-            }
-            int pos = inner->keys.upperBound(n, k);
-            Node* child = inner->children[pos].load(std::memory_order_acquire);
-            if (child != nullptr) {
-                prefetchNode(child);
-            }
-            uint64_t cv;
-            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
-                restart = true;
-                break;
+                splitFullInner(root_, parent, pv, inner, iv);
+                return -1;
             }
             parent = inner;
-            pv = v;
-            node = child;
-            v = cv;
-        }
-        if (restart) {
+            pv = iv;
+            return inner->keys.upperBound(n, k);
+        });
+        if (leaf == nullptr) {
             continue;
         }
-
-        Leaf* leaf = asLeaf(node);
         int n = readCount(leaf, Leaf::kCapacity);
         bool equal;
         int pos = leaf->keys.lowerBound(n, k, equal);
@@ -366,31 +332,11 @@ bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
     auto guard = epochs_.pin();
     SearchKey k(key);
     for (Restarter backoff;; backoff.pause()) {
-        Node* node = loadRoot();
         uint64_t v;
-        if (!readLock(node, v) || node != loadRoot()) {
+        Leaf* leaf = descendToKey(root_, k, v);
+        if (leaf == nullptr) {
             continue;
         }
-        bool restart = false;
-        while (!node->isLeaf) {
-            Inner* inner = asInner(node);
-            int pos = inner->keys.upperBound(readCount(inner, Inner::kCapacity), k);
-            Node* child = inner->children[pos].load(std::memory_order_acquire);
-            if (child != nullptr) {
-                prefetchNode(child);
-            }
-            uint64_t cv;
-            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
-                restart = true;
-                break;
-            }
-            node = child;
-            v = cv;
-        }
-        if (restart) {
-            continue;
-        }
-        Leaf* leaf = asLeaf(node);
         bool equal;
         int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
         Value current = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;

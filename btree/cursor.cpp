@@ -75,16 +75,9 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
         pos_ = 0;
         SearchKey k(target);
 
-        Node* node = tree_->loadRoot();
-        uint64_t v;
-        if (!readLock(node, v) || node != tree_->loadRoot()) {
-            continue;
-        }
         const KeyBlob* fenceBlob = nullptr;
-        bool restart = false;
-        while (!node->isLeaf) {
-            Inner* inner = asInner(node);
-            int n = readCount(inner, Inner::kCapacity);
+        uint64_t v;
+        Leaf* leaf = descend(tree_->root_, v, [&](Inner* inner, uint64_t, int n) {
             int pos;
             switch (mode) {
                 case Mode::kLT: {
@@ -105,23 +98,12 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
             } else if (!forward && pos > 0) {
                 fenceBlob = inner->keys.blobAt(pos - 1);
             }
-            Node* child = inner->children[pos].load(std::memory_order_acquire);
-            if (child != nullptr) {
-                prefetchNode(child);
-            }
-            uint64_t cv;
-            if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
-                restart = true;
-                break;
-            }
-            node = child;
-            v = cv;
-        }
-        if (restart) {
+            return pos;
+        });
+        if (leaf == nullptr) {
             continue;
         }
 
-        Leaf* leaf = asLeaf(node);
         int n = readCount(leaf, Leaf::kCapacity);
         int begin = 0;
         int end = n;
@@ -142,6 +124,7 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
             case Mode::kLast:
                 break;
         }
+        bool restart = false;
         for (int i = begin; i < end; ++i) {
             if (!leaf->keys.appendKey(i, keyBytes_)) {
                 restart = true;  // torn: validation below would fail anyway

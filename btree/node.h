@@ -333,4 +333,44 @@ class Restarter {
     int restarts_ = 0;
 };
 
+// --- Descent -------------------------------------------------------------
+
+// One optimistic descent from the root to a leaf: lock coupling without locks.
+// At each inner node, read at version `v` with `n` entries, childSlot(inner, v,
+// n) names the child to follow, or -1 to give up (the caller restarts). The
+// parent is validated after the child's version is read: the child was the
+// right one at a moment when its version was the one kept. Returns the leaf
+// with its version in `v`, or nullptr on any conflict (the caller restarts).
+template <class ChildSlot>
+inline Leaf* descend(const std::atomic<Node*>& root, uint64_t& v, ChildSlot&& childSlot) {
+    Node* node = root.load(std::memory_order_acquire);
+    if (!readLock(node, v) || node != root.load(std::memory_order_acquire)) {
+        return nullptr;
+    }
+    while (!node->isLeaf) {
+        Inner* inner = asInner(node);
+        int pos = childSlot(inner, v, readCount(inner, Inner::kCapacity));
+        if (pos < 0) {
+            return nullptr;
+        }
+        Node* child = inner->children[pos].load(std::memory_order_acquire);
+        if (child != nullptr) {
+            prefetchNode(child);
+        }
+        uint64_t cv;
+        if (child == nullptr || !readLock(child, cv) || !validate(inner, v)) {
+            return nullptr;
+        }
+        node = child;
+        v = cv;
+    }
+    return asLeaf(node);
+}
+
+// The descent of a point operation: to the leaf whose range holds k.
+inline Leaf* descendToKey(const std::atomic<Node*>& root, const SearchKey& k, uint64_t& v) {
+    return descend(root, v,
+                   [&k](Inner* inner, uint64_t, int n) { return inner->keys.upperBound(n, k); });
+}
+
 }  // namespace mvkv::btree_detail
