@@ -24,16 +24,14 @@
 #include "mvcc/txn_manager.h"
 #include "mvcc/update.h"
 #include "mvcc/write_conflict_retry.h"
+#include "tests/mvcc_test_util.h"
 #include "util/deadline.h"
 #include "util/status.h"
-
-#include "tests/mvcc_test_util.h"
 
 using namespace mvkv;
 using namespace mvkv::mvcc;
 using namespace mvkv::mvcc::testing;
 using namespace std::chrono_literals;
-
 
 namespace {
 
@@ -58,20 +56,6 @@ constexpr int kScale = 5;
 // Backstop for retry loops: far beyond any real run, so it only ends a hang.
 constexpr auto kRetryBackstop = 60s;
 
-
-bool contains(const std::string& haystack, std::string_view needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
-// What `txn` reads from `chain`: the value, or nullopt when the key is absent
-// for it (no visible version, or a visible tombstone).
-std::optional<std::string> read(const Transaction& txn, const UpdateChain& chain) {
-    const Update* u = txn.findVisible(chain);
-    if (!u || u->isTombstone())
-        return std::nullopt;
-    return std::string(u->value());
-}
-
 // A decimal value; nullopt when absent or not a number.
 std::optional<int64_t> readInt(const Transaction& txn, const UpdateChain& chain) {
     auto v = read(txn, chain);
@@ -82,28 +66,6 @@ std::optional<int64_t> readInt(const Transaction& txn, const UpdateChain& chain)
     if (used != v->size())
         return std::nullopt;
     return n;
-}
-
-Status put(TransactionManager& mgr, Transaction& txn, UpdateChain& chain, std::string_view value) {
-    return mgr.write(txn, chain, WriteKind::kValue, value, 0);
-}
-
-void commitValue(TransactionManager& mgr, UpdateChain& chain, std::string_view value,
-                 Timestamp ts = kNoTimestamp) {
-    Transaction t;
-    REQUIRE_OK(mgr.begin(t));
-    REQUIRE_OK(put(mgr, t, chain, value));
-    if (ts == kNoTimestamp)
-        REQUIRE_OK(mgr.commit(t));
-    else
-        REQUIRE_OK(mgr.commit(t, ts));
-}
-
-BeginOptions at(Timestamp readTs, bool roundUp = false) {
-    BeginOptions o;
-    o.readTs = readTs;
-    o.roundUpReadTs = roundUp;
-    return o;
 }
 
 // Failures seen on worker threads, reported by the main thread (doctest

@@ -20,23 +20,16 @@
 #include "mvcc/txn_manager.h"
 #include "mvcc/update.h"
 #include "mvcc/write_conflict_retry.h"
+#include "tests/mvcc_test_util.h"
 #include "util/deadline.h"
 #include "util/status.h"
-
-#include "tests/mvcc_test_util.h"
 
 using namespace mvkv;
 using namespace mvkv::mvcc;
 using namespace mvkv::mvcc::testing;
 using namespace std::chrono_literals;
 
-
 namespace {
-
-
-bool contains(const std::string& haystack, std::string_view needle) {
-    return haystack.find(needle) != std::string::npos;
-}
 
 // `s` is InvalidArgument and its message names both numbers.
 void checkRefused(const Status& s, Timestamp a, Timestamp b) {
@@ -44,46 +37,6 @@ void checkRefused(const Status& s, Timestamp a, Timestamp b) {
     CAPTURE(s.message());
     CHECK(contains(s.message(), std::to_string(a)));
     CHECK(contains(s.message(), std::to_string(b)));
-}
-
-// What `txn` reads from `chain`: the value, or nullopt when the key is absent
-// for it (no visible version, or a visible tombstone).
-std::optional<std::string> read(const Transaction& txn, const UpdateChain& chain) {
-    const Update* u = txn.findVisible(chain);
-    if (!u || u->isTombstone())
-        return std::nullopt;
-    return std::string(u->value());
-}
-
-Status put(TransactionManager& mgr, Transaction& txn, UpdateChain& chain, std::string_view value) {
-    return mgr.write(txn, chain, WriteKind::kValue, value, 0);
-}
-
-// Commits one write to `chain` in a transaction of its own, at `ts` (the
-// clock's timestamp when ts is kNoTimestamp); returns the commit timestamp.
-Timestamp commitWrite(TransactionManager& mgr, UpdateChain& chain, WriteKind kind,
-                      std::string_view value, Timestamp ts = kNoTimestamp) {
-    Transaction t;
-    REQUIRE_OK(mgr.begin(t));
-    REQUIRE_OK(mgr.write(t, chain, kind, value, 0));
-    if (ts == kNoTimestamp)
-        REQUIRE_OK(mgr.commit(t));
-    else
-        REQUIRE_OK(mgr.commit(t, ts));
-    REQUIRE(t.state() == TxnState::kCommitted);
-    return t.commitTs();
-}
-
-Timestamp commitValue(TransactionManager& mgr, UpdateChain& chain, std::string_view value,
-                      Timestamp ts = kNoTimestamp) {
-    return commitWrite(mgr, chain, WriteKind::kValue, value, ts);
-}
-
-BeginOptions at(Timestamp readTs, bool roundUp = false) {
-    BeginOptions o;
-    o.readTs = readTs;
-    o.roundUpReadTs = roundUp;
-    return o;
 }
 
 std::string keyName(int k) {

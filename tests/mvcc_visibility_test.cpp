@@ -15,65 +15,12 @@
 #include "mvcc/transaction.h"
 #include "mvcc/txn_manager.h"
 #include "mvcc/update.h"
-#include "util/status.h"
-
 #include "tests/mvcc_test_util.h"
+#include "util/status.h"
 
 using namespace mvkv;
 using namespace mvkv::mvcc;
 using namespace mvkv::mvcc::testing;
-
-
-namespace {
-
-
-// What `txn` reads from `chain`: the value, or nullopt when the key is absent
-// for it (no visible version, or a visible tombstone).
-std::optional<std::string> read(const Transaction& txn, const UpdateChain& chain) {
-    const Update* u = txn.findVisible(chain);
-    if (!u || u->isTombstone())
-        return std::nullopt;
-    return std::string(u->value());
-}
-
-Status put(TransactionManager& mgr, Transaction& txn, UpdateChain& chain, std::string_view value) {
-    return mgr.write(txn, chain, WriteKind::kValue, value, 0);
-}
-
-Status remove(TransactionManager& mgr, Transaction& txn, UpdateChain& chain) {
-    return mgr.write(txn, chain, WriteKind::kTombstone, {}, 0);
-}
-
-// Commits `value` to `chain` in a transaction of its own, at `ts` (or the
-// clock's timestamp when ts is kNoTimestamp).
-void commitValue(TransactionManager& mgr, UpdateChain& chain, std::string_view value,
-                 Timestamp ts = kNoTimestamp) {
-    Transaction t;
-    REQUIRE_OK(mgr.begin(t));
-    REQUIRE_OK(put(mgr, t, chain, value));
-    if (ts == kNoTimestamp)
-        REQUIRE_OK(mgr.commit(t));
-    else
-        REQUIRE_OK(mgr.commit(t, ts));
-}
-
-void commitTombstone(TransactionManager& mgr, UpdateChain& chain, Timestamp ts = kNoTimestamp) {
-    Transaction t;
-    REQUIRE_OK(mgr.begin(t));
-    REQUIRE_OK(remove(mgr, t, chain));
-    if (ts == kNoTimestamp)
-        REQUIRE_OK(mgr.commit(t));
-    else
-        REQUIRE_OK(mgr.commit(t, ts));
-}
-
-BeginOptions at(Timestamp readTs) {
-    BeginOptions o;
-    o.readTs = readTs;
-    return o;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // Own writes
