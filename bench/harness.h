@@ -30,8 +30,11 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
+
+#include "bench/workload.h"
 
 namespace mvkv::bench {
 
@@ -180,6 +183,32 @@ Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
         return a.opsPerSec() < b.opsPerSec();
     });
     return runs[runs.size() / 2];
+}
+
+// ---- Glue between the harness and the workload API ----
+
+/// The limits --duration and --ops ask for.
+inline RunLimits limitsFor(const BenchConfig& config) {
+    RunLimits limits;
+    limits.seconds = config.durationSeconds;
+    limits.opsPerThread = config.opsPerThread;
+    return limits;
+}
+
+/// The result row of one case at one thread count (no metrics yet).
+inline ResultRow toRow(std::string_view workload, std::string_view caseName, int threads,
+                       const Measurement& m) {
+    ResultRow row;
+    row.workload = std::string(workload);
+    row.caseName = std::string(caseName);
+    row.threads = threads;
+    row.ops = m.totalOps;
+    row.seconds = m.wallSeconds;
+    row.opsPerSec = m.opsPerSec();
+    row.nsPerOp = m.nsPerOpPerThread;
+    row.cpuPercent = m.cpuPercent;
+    row.error = m.error;
+    return row;
 }
 
 }  // namespace mvkv::bench

@@ -10,7 +10,8 @@
 //        void register<Name>Workload(WorkloadRegistry& registry)
 //      that calls registry.add({name, description, caseNames, runFunction}).
 //      Time with runParallel()/repeatRuns() from harness.h so every workload
-//      shares the start barrier, duration/--ops handling and --repeat.
+//      shares the start barrier, duration/--ops handling and --repeat
+//      (limitsFor(config) gives the limits; toRow() makes a Measurement a row).
 //   2. Declare it below and call it from registerBuiltinWorkloads()
 //      (workload.cpp). Registration is explicit, not by static initializers,
 //      so the order is fixed and nothing depends on link order.

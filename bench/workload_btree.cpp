@@ -40,13 +40,6 @@ constexpr std::string_view kWorkload = "btree";
 constexpr size_t kKeys = 1'000'000;
 constexpr size_t kKeyBytes = 16;
 
-RunLimits limitsFor(const BenchConfig& config) {
-    RunLimits limits;
-    limits.seconds = config.durationSeconds;
-    limits.opsPerThread = config.opsPerThread;
-    return limits;
-}
-
 std::string randomKey(std::mt19937_64& rng) {
     std::string k(kKeyBytes, '\0');
     uint64_t a = rng();
@@ -168,17 +161,7 @@ WorkloadResult runBTreeWorkload(const BenchConfig& config) {
             if (!config.wantCase(c.name))
                 continue;
             Measurement m = c.run(fixture, config, threads);
-            ResultRow row;
-            row.workload = std::string(kWorkload);
-            row.caseName = std::string(c.name);
-            row.threads = threads;
-            row.ops = m.totalOps;
-            row.seconds = m.wallSeconds;
-            row.opsPerSec = m.opsPerSec();
-            row.nsPerOp = m.nsPerOpPerThread;
-            row.cpuPercent = m.cpuPercent;
-            row.error = m.error;
-            result.rows.push_back(std::move(row));
+            result.rows.push_back(toRow(kWorkload, c.name, threads, m));
         }
     }
     addRatioToBaseline(result.rows, "map_find");

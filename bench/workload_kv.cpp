@@ -304,13 +304,6 @@ struct Env {
     MvkvStore& mvkv() { return *mvkvStore; }
 };
 
-RunLimits limitsFor(const BenchConfig& config) {
-    RunLimits limits;
-    limits.seconds = config.durationSeconds;
-    limits.opsPerThread = config.opsPerThread;
-    return limits;
-}
-
 uint64_t seedFor(int threadIndex, uint64_t caseSalt) {
     return splitmix64(0x6b76'0000ULL + caseSalt * 1024 + static_cast<uint64_t>(threadIndex));
 }
@@ -576,16 +569,7 @@ WorkloadResult runKv(const BenchConfig& config) {
             } catch (const std::exception& e) {
                 m.error = e.what();
             }
-            ResultRow row;
-            row.workload = std::string(kWorkload);
-            row.caseName = std::string(c.name);
-            row.threads = threads;
-            row.ops = m.totalOps;
-            row.seconds = m.wallSeconds;
-            row.opsPerSec = m.opsPerSec();
-            row.nsPerOp = m.nsPerOpPerThread;
-            row.cpuPercent = m.cpuPercent;
-            row.error = m.error;
+            ResultRow row = toRow(kWorkload, c.name, threads, m);
             if (row.error.empty())
                 row.setMetric("peak_rss_mb", peakRssMb());
             result.rows.push_back(std::move(row));

@@ -54,13 +54,6 @@ constexpr std::string_view kWorkload = "lockmgr";
 constexpr std::string_view kNamespace = "db.coll";
 constexpr double kTargetIsRatio = 8.0;
 
-RunLimits limitsFor(const BenchConfig& config) {
-    RunLimits limits;
-    limits.seconds = config.durationSeconds;
-    limits.opsPerThread = config.opsPerThread;
-    return limits;
-}
-
 Measurement runMutexPair(const BenchConfig& config, int threads) {
     struct alignas(64) PaddedMutex {
         std::mutex mutex;
@@ -170,17 +163,7 @@ WorkloadResult runLockmgr(const BenchConfig& config) {
             if (!config.wantCase(c.name))
                 continue;
             Measurement m = c.run(config, threads);
-            ResultRow row;
-            row.workload = std::string(kWorkload);
-            row.caseName = std::string(c.name);
-            row.threads = threads;
-            row.ops = m.totalOps;
-            row.seconds = m.wallSeconds;
-            row.opsPerSec = m.opsPerSec();
-            row.nsPerOp = m.nsPerOpPerThread;
-            row.cpuPercent = m.cpuPercent;
-            row.error = m.error;
-            result.rows.push_back(std::move(row));
+            result.rows.push_back(toRow(kWorkload, c.name, threads, m));
         }
     }
     addRatioToBaseline(result.rows, "mutex_pair");
