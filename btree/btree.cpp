@@ -133,28 +133,33 @@ void growRoot(std::atomic<Node*>& rootPtr, Node* left, const Split& split) {
     rootPtr.store(root, std::memory_order_release);  // publishes the fields above
 }
 
-// Splits a full inner node read at version v under its parent's lock (parent
-// read at pv; nullptr when inner is the root). Does nothing if either changed
-// since: the caller restarts its descent either way.
-void splitFullInner(std::atomic<Node*>& rootPtr, Inner* parent, uint64_t pv, Inner* inner,
-                    uint64_t v) {
+// Write-locks a node read at version v for its split, and its parent read at
+// pv (nullptr when the node is the root). False if either changed since;
+// nothing is left locked then and the caller restarts.
+bool lockForSplit(Inner* parent, uint64_t pv, Node* node, uint64_t v) {
     if (parent != nullptr && !upgradeToWrite(parent, pv)) {
-        return;
+        return false;
     }
-    if (!upgradeToWrite(inner, v)) {
+    if (!upgradeToWrite(node, v)) {
         if (parent != nullptr) {
             writeUnlock(parent);
         }
-        return;
+        return false;
     }
-    Split split = splitInner(inner);
+    return true;
+}
+
+// Links the split of `node` into its parent (or above it, when it is the root)
+// and releases the locks lockForSplit took.
+void linkSplitAndUnlock(std::atomic<Node*>& rootPtr, Inner* parent, Node* node,
+                        const Split& split) {
     if (parent != nullptr) {
         innerInsert(parent, split);
     } else {
-        // inner is still the root: the root changes only under its lock.
-        growRoot(rootPtr, inner, split);
+        // node is still the root: the root changes only under its lock.
+        growRoot(rootPtr, node, split);
     }
-    writeUnlock(inner);
+    writeUnlock(node);
     if (parent != nullptr) {
         writeUnlock(parent);
     }
@@ -254,7 +259,9 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             if (n == Inner::kCapacity) {
                 // Split full inner nodes on the way down, so that a child's
                 // split always finds room in its parent. Then start over.
-                splitFullInner(root_, parent, pv, inner, iv);
+                if (lockForSplit(parent, pv, inner, iv)) {
+                    linkSplitAndUnlock(root_, parent, inner, splitInner(inner));
+                }
                 return -1;
             }
             parent = inner;
@@ -292,13 +299,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         }
 
         // Full leaf: split it under its parent's lock, insert into the right half.
-        if (parent != nullptr && !upgradeToWrite(parent, pv)) {
-            continue;
-        }
-        if (!upgradeToWrite(leaf, v)) {
-            if (parent != nullptr) {
-                writeUnlock(parent);
-            }
+        if (!lockForSplit(parent, pv, leaf, v)) {
             continue;
         }
         Split split = splitLeaf(leaf);
@@ -306,15 +307,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         bool unused;
         int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);
         leafInsertAt(target, at, blob, value);
-        if (parent != nullptr) {
-            innerInsert(parent, split);
-        } else {
-            growRoot(root_, leaf, split);
-        }
-        writeUnlock(leaf);
-        if (parent != nullptr) {
-            writeUnlock(parent);
-        }
+        linkSplitAndUnlock(root_, parent, leaf, split);
         addToSize(1);
         return {value, true};
     }
