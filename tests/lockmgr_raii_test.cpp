@@ -491,7 +491,7 @@ TEST_CASE("raii: AutoGetCollection's one-call fast path: stats, tickets, S/X arr
         {
             AutoGetCollection agc(a, ns.value(), mode);
             REQUIRE(agc.isLocked());
-            CHECK(modesOf(a, "db", "db.c").coll == mode);
+            CHECK(a.getLockMode(coll) == mode);
             CHECK(a.getLockMode(kGlobal) == mode);
             CHECK(a.getLockMode(db) == mode);
             CHECK(holder->stats().out == 1);
@@ -523,7 +523,7 @@ TEST_CASE("raii: AutoGetCollection's one-call fast path: stats, tickets, S/X arr
 TEST_CASE("raii: AutoGetCollection's fast path with no ticket free waits and times out") {
     LockManager mgr(LockManagerOptions{.readTickets = 0});
     Locker a(mgr);
-    { 
+    {
         Locker w(mgr);
         AutoGetCollection warmIx(w, "db.c", LockMode::kIX);  // makes the LockHeads
         REQUIRE(warmIx.isLocked());
