@@ -71,7 +71,7 @@ std::string LockHead::checkInvariants() {
                            resourceId.toString());
     }
     for (size_t p = 0; p < kNumLockPartitions; ++p) {
-        std::lock_guard<SpinLatch> latched(slots[p].latch);
+        std::lock_guard<SpinLatch> latched(*slots[p].latch);
         bool bit = (openSlots >> p) & 1u;
         if (bit != slots[p].open) {
             return fmt::format("{}: slot {} open={} but openSlots bit={}", resourceId.toString(), p,

@@ -31,18 +31,31 @@ namespace mvkv::lockmgr {
 /// Lockers are spread over this many fast-path partitions (by locker id).
 inline constexpr size_t kNumLockPartitions = 16;
 
+/// The latch of one fast-path partition. One per partition per LockManager,
+/// shared by that partition's slots in every LockHead: a locker's requests
+/// on Global, Database and Collection all sit under the same latch, so
+/// AutoGetCollection takes (and releases) all three with one latch round.
+/// Cache-line sized, so lockers in different partitions share nothing.
+struct alignas(64) LockPartitionLatch {
+    SpinLatch latch;
+};
+using LockPartitionLatches = std::array<LockPartitionLatch, kNumLockPartitions>;
+
 /// One partition's intent-mode requests on one resource. They are all granted
 /// (intent modes never conflict with each other) and are not in the LockHead's
 /// lists until an S or X request migrates them there. Cache-line sized, so
-/// lockers in different partitions share nothing.
+/// lockers in different partitions share no line.
 struct alignas(64) LockPartitionSlot {
-    SpinLatch latch;
-    bool open = false;        // GUARDED_BY(latch): the fast path may add here
-    LockRequestList granted;  // GUARDED_BY(latch)
+    SpinLatch* latch = nullptr;  // the partition's latch (LockPartitionLatch), set once
+    bool open = false;           // GUARDED_BY(*latch): the fast path may add here
+    LockRequestList granted;     // GUARDED_BY(*latch)
 };
 
 struct LockHead {
-    explicit LockHead(ResourceId id) : resourceId(id) {}
+    LockHead(ResourceId id, LockPartitionLatches& latches) : resourceId(id) {
+        for (size_t p = 0; p < kNumLockPartitions; ++p)
+            slots[p].latch = &latches[p].latch;
+    }
 
     const ResourceId resourceId;
     std::string name;  // for descriptions; empty when never given

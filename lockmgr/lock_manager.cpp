@@ -40,7 +40,7 @@ LockResult LockManager::lockSlow(ResourceId id, LockRequest* r, LockHead* head,
     if (head == nullptr)
         head = findHead(id);  // another thread may have made it
     if (head == nullptr) {
-        head = new LockHead(id);
+        head = new LockHead(id, partitionLatches_);
         head->nextInBucket = b.chain.load(std::memory_order_relaxed);
         b.chain.store(head, std::memory_order_release);
     }
@@ -51,7 +51,7 @@ LockResult LockManager::lockSlow(ResourceId id, LockRequest* r, LockHead* head,
     if (r->partitioned && (head->grantedModes & ~kIntentModes) == 0 && head->conflict.empty() &&
         head->conversionsCount == 0) {
         LockPartitionSlot& slot = slotFor(head, r->lockerId);
-        std::lock_guard<SpinLatch> sg(slot.latch);
+        std::lock_guard<SpinLatch> sg(*slot.latch);
         slot.open = true;
         head->openSlots |= 1u << (r->lockerId % kNumPartitions);
         slot.granted.pushBack(r);
@@ -157,7 +157,7 @@ void LockManager::downgrade(LockRequest* r, LockMode newMode) {
     assert(isModeCovered(newMode, r->mode));
     if (r->partitioned) {
         LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
-        std::lock_guard<SpinLatch> g(slot.latch);
+        std::lock_guard<SpinLatch> g(*slot.latch);
         if (r->partitionSlot != nullptr) {
             r->mode = newMode;  // IX -> IS: nobody waits on a partitioned resource
             return;
@@ -210,7 +210,7 @@ void LockManager::migratePartitioned(LockHead* head) {
         if (((head->openSlots >> p) & 1u) == 0)
             continue;
         LockPartitionSlot& slot = head->slots[p];
-        std::lock_guard<SpinLatch> g(slot.latch);
+        std::lock_guard<SpinLatch> g(*slot.latch);
         while (LockRequest* r = slot.granted.front()) {
             slot.granted.remove(r);
             r->partitionSlot = nullptr;
@@ -427,7 +427,7 @@ void LockManager::fillInfo(LockHead& head, LockHeadInfo& info) {
     for (size_t p = 0; p < kNumPartitions; ++p) {
         if (((head.openSlots >> p) & 1u) == 0)
             continue;
-        std::lock_guard<SpinLatch> g(head.slots[p].latch);
+        std::lock_guard<SpinLatch> g(*head.slots[p].latch);
         for (const LockRequest* r = head.slots[p].granted.front(); r; r = r->next) {
             info.granted.push_back({r->lockerId, r->mode, LockMode::kNone, true});
         }

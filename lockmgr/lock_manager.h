@@ -9,10 +9,12 @@
 //     is O(1).
 //   - 16 partitions for the intent-mode fast path: an IS/IX request on a
 //     resource with no S/X granted or queued is recorded only in the LockHead
-//     slot of the requesting locker's partition, under that slot's latch, so
-//     lockers in different partitions share no mutex and no cache line. The
-//     first S or X request on the resource migrates the slots' requests into
-//     the LockHead.
+//     slot of the requesting locker's partition, under that partition's latch
+//     (one per partition, shared by the partition's slots of every resource,
+//     so a locker's Global, Database and Collection requests go in and out
+//     under one latch round), so lockers in different partitions share no
+//     mutex and no cache line. The first S or X request on the resource
+//     migrates the slots' requests into the LockHead.
 //
 // Grant rules:
 //   - A new request is granted when it conflicts with no granted mode and
@@ -34,7 +36,7 @@
 //
 // Thread safety: every public method may be called from any thread; a given
 // LockRequest must only be passed by its owning Locker's thread. Lock order
-// inside: detector mutex -> bucket mutex -> partition mutex -> notification
+// inside: detector mutex -> bucket mutex -> partition latch -> notification
 // mutex; the waits table and the deadlock ring are leaves.
 #pragma once
 
@@ -128,7 +130,7 @@ class LockManager {
     /// kWaiting (status kConverting until granted).
     LockResult convert(LockRequest* request, LockMode newMode);
     /// Releases a granted request entirely, or withdraws a waiting one.
-    /// Inline: a request still in its partition slot leaves under the slot latch only.
+    /// Inline: a request still in its partition slot leaves under the partition latch only.
     void unlock(LockRequest* request) {
         if (request->partitioned && tryUnlockPartitioned(request)) [[likely]]
             return;
@@ -226,31 +228,73 @@ class LockManager {
     // since it opened (that would have closed it). False: nothing changed.
     [[gnu::always_inline]] static bool tryLockPartitioned(LockHead* head, LockRequest* r) {
         LockPartitionSlot& slot = slotFor(head, r->lockerId);
-        slot.latch.lock();
+        slot.latch->lock();
         bool open = slot.open;
-        if (open) [[likely]] {
-            slot.granted.pushBack(r);
-            r->partitionSlot = &slot;
-            r->lock = head;
-            r->status = LockRequest::Status::kGranted;
-        }
-        slot.latch.unlock();
+        if (open) [[likely]]
+            linkInSlot(slot, head, r);
+        slot.latch->unlock();
         return open;
+    }
+    // tryLockPartitioned() of three requests of one locker (hence one
+    // partition and one latch) at once: all three granted, or none (false).
+    [[gnu::always_inline]] static bool tryLockPartitioned3(LockHead* h0, LockRequest* r0,
+                                                           LockHead* h1, LockRequest* r1,
+                                                           LockHead* h2, LockRequest* r2) {
+        assert(r0->lockerId == r1->lockerId && r1->lockerId == r2->lockerId);
+        LockPartitionSlot& s0 = slotFor(h0, r0->lockerId);
+        LockPartitionSlot& s1 = slotFor(h1, r1->lockerId);
+        LockPartitionSlot& s2 = slotFor(h2, r2->lockerId);
+        assert(s0.latch == s1.latch && s1.latch == s2.latch);
+        s0.latch->lock();
+        bool open = s0.open && s1.open && s2.open;
+        if (open) [[likely]] {
+            linkInSlot(s0, h0, r0);
+            linkInSlot(s1, h1, r1);
+            linkInSlot(s2, h2, r2);
+        }
+        s0.latch->unlock();
+        return open;
+    }
+    [[gnu::always_inline]] static void linkInSlot(LockPartitionSlot& slot, LockHead* head,
+                                                  LockRequest* r) {
+        slot.granted.pushBack(r);
+        r->partitionSlot = &slot;
+        r->lock = head;
+        r->status = LockRequest::Status::kGranted;
+    }
+    [[gnu::always_inline]] static void unlinkFromSlot(LockRequest* r) {
+        r->partitionSlot->granted.remove(r);
+        r->partitionSlot = nullptr;
+        r->status = LockRequest::Status::kNew;
+        r->mode = LockMode::kNone;
+        r->lock = nullptr;
     }
     // unlock()'s fast path: false when the request left its slot (migrated).
     [[gnu::always_inline]] static bool tryUnlockPartitioned(LockRequest* r) {
-        LockPartitionSlot& slot = slotFor(r->lock, r->lockerId);
-        slot.latch.lock();
+        SpinLatch* latch = slotFor(r->lock, r->lockerId).latch;
+        latch->lock();
         bool inSlot = r->partitionSlot != nullptr;
-        if (inSlot) [[likely]] {
-            slot.granted.remove(r);
-            r->partitionSlot = nullptr;
-            r->status = LockRequest::Status::kNew;
-            r->mode = LockMode::kNone;
-            r->lock = nullptr;
-        }
-        slot.latch.unlock();
+        if (inSlot) [[likely]]
+            unlinkFromSlot(r);
+        latch->unlock();
         return inSlot;
+    }
+    // tryUnlockPartitioned() of three requests of one locker under one latch
+    // round: all three released, or none (false: one of them was migrated).
+    [[gnu::always_inline]] static bool tryUnlockPartitioned3(LockRequest* r0, LockRequest* r1,
+                                                             LockRequest* r2) {
+        assert(r0->lockerId == r1->lockerId && r1->lockerId == r2->lockerId);
+        SpinLatch* latch = slotFor(r0->lock, r0->lockerId).latch;
+        latch->lock();
+        bool inSlots =
+            r0->partitionSlot != nullptr && r1->partitionSlot != nullptr && r2->partitionSlot != nullptr;
+        if (inSlots) [[likely]] {
+            unlinkFromSlot(r2);
+            unlinkFromSlot(r1);
+            unlinkFromSlot(r0);
+        }
+        latch->unlock();
+        return inSlots;
     }
     // lock() past the fast path: under the bucket mutex. `head` is what
     // findHead() returned (nullptr: not found then).
@@ -272,6 +316,9 @@ class LockManager {
 
     const LockManagerOptions options_;
     std::unique_ptr<Bucket[]> buckets_;
+    // The fast-path latches, one per partition, shared by every LockHead's
+    // slot of that partition (LockPartitionSlot::latch points here).
+    LockPartitionLatches partitionLatches_;
 
     mutable std::mutex waitsMutex_;
     std::unordered_map<LockerId, std::pair<ResourceId, LockMode>>

@@ -5,9 +5,9 @@
 // is linked into a LockHead's granted or conflict list (or a partition's
 // list). Which mutex guards which field:
 //   - list links, status, mode, convertMode, lock: the LockHead's bucket mutex
-//     (while the request sits in a fast-path slot: that slot's latch, the only
+//     (while the request sits in a fast-path slot: its partition's latch, the only
 //     way to reach it then);
-//   - partitionSlot (and mode, while in a slot): that slot's latch;
+//   - partitionSlot (and mode, while in a slot): its partition's latch;
 //   - ownerMode, recursiveCount, unlockPending, partitioned, enqueueAtFront,
 //     compatibleFirst: the owning locker's thread only (set before the request
 //     is handed to the LockManager).
@@ -51,7 +51,7 @@ struct LockRequest {
     LockMode mode = LockMode::kNone;
     LockMode convertMode = LockMode::kNone;
 
-    // Guarded by the latch of the LockHead slot of lockerId.
+    // Guarded by the partition latch of lockerId (LockPartitionSlot::latch).
     LockPartitionSlot* partitionSlot = nullptr;
 
     // Owner thread only.

@@ -139,7 +139,8 @@ class Locker {
     bool isInterrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
   private:
-    friend class ResourceLock;  // lockAndGet / unlockHeld: no search on release
+    friend class ResourceLock;       // lockAndGet / unlockHeld: no search on release
+    friend class AutoGetCollection;  // tryLockChainFast / tryUnlockChainFast
 
     // The held (and pending) requests: an array inline in the Locker (no
     // allocation for the usual handful), moved to the heap past kInline.
@@ -262,6 +263,99 @@ class Locker {
             global_ = nullptr;
             releaseTicketIfUnlocked();
         }
+        return true;
+    }
+
+    /// AutoGetCollection's fast path for a locker that holds nothing: the
+    /// ticket, then Global, `dbId` and `collId` all in the intent mode `mode`,
+    /// the three requests placed in their partition slots under one latch
+    /// round. Fills `out` (Global, Database, Collection) and returns true; or
+    /// returns false having changed nothing (the ticket, if taken, went back).
+    [[gnu::always_inline]] bool tryLockChainFast(ResourceId dbId, ResourceId collId,
+                                                 LockMode mode, const Deadline& deadline,
+                                                 LockRequest* (&out)[3]) {
+        if (!isIntentMode(mode) || !requests_.empty() || pending_.request != nullptr ||
+            !deadline.valid() || freeCount_ < 3 || ticketHolder_ != nullptr ||
+            dbId.type() != ResourceType::kDatabase ||
+            collId.type() != ResourceType::kCollection) [[unlikely]] {
+            return false;
+        }
+        LockHead* hg = manager_.findHead(ResourceId::global());
+        LockHead* hd = manager_.findHead(dbId);
+        LockHead* hc = manager_.findHead(collId);
+        if (hg == nullptr || hd == nullptr || hc == nullptr) [[unlikely]]
+            return false;
+        LockRequest* g = freeHead_;
+        LockRequest* d = g->nextFree;
+        LockRequest* c = d->nextFree;
+        g->resourceId = ResourceId::global();
+        d->resourceId = dbId;
+        c->resourceId = collId;
+        for (LockRequest* r : {g, d, c}) {
+            r->partitioned = true;
+            r->enqueueAtFront = r->compatibleFirst = false;
+            r->mode = mode;
+        }
+        TicketHolder* holder = manager_.tickets().forMode(mode);
+        if (!holder->tryAcquireFast()) [[unlikely]]
+            return false;
+        if (!LockManager::tryLockPartitioned3(hg, g, hd, d, hc, c)) [[unlikely]] {
+            holder->releaseFast();
+            return false;
+        }
+        ticketHolder_ = holder;
+        freeHead_ = c->nextFree;
+        freeCount_ -= 3;
+        uint32_t index = 0;
+        for (LockRequest* r : {g, d, c}) {
+            r->nextFree = nullptr;
+            r->ownerMode = mode;
+            r->recursiveCount = 1;
+            r->unlockPending = 0;
+            r->ownerIndex = index++;
+            requests_.push_back(r);
+        }
+        global_ = g;
+        stats_.add(ResourceType::kGlobal, mode, LockStatKind::kAcquireCount);
+        stats_.add(ResourceType::kDatabase, mode, LockStatKind::kAcquireCount);
+        stats_.add(ResourceType::kCollection, mode, LockStatKind::kAcquireCount);
+        out[0] = g;
+        out[1] = d;
+        out[2] = c;
+        return true;
+    }
+
+    /// Releases the three requests tryLockChainFast() returned (Global `g`,
+    /// Database `d`, Collection `c` on `dbId`, `collId`) at once, when they
+    /// are the newest three, each held once, outside a unit of work and still
+    /// in their partition slots. False: nothing changed.
+    [[gnu::always_inline]] bool tryUnlockChainFast(LockRequest* g, LockRequest* d, LockRequest* c,
+                                                   ResourceId dbId, ResourceId collId) {
+        const uint32_t n = requests_.size();
+        if (n < 3 || requests_[n - 1] != c || requests_[n - 2] != d || requests_[n - 3] != g ||
+            g != global_ || pending_.request != nullptr || wuowDepth_ != 0 ||
+            freeCount_ + 3 > kMaxFreeRequests) [[unlikely]] {
+            return false;
+        }
+        for (LockRequest* r : {g, d, c}) {
+            if (r->recursiveCount != 1 || r->unlockPending != 0 || !r->partitioned) [[unlikely]]
+                return false;
+        }
+        if (!(d->resourceId == dbId) || !(c->resourceId == collId)) [[unlikely]]
+            return false;
+        if (!LockManager::tryUnlockPartitioned3(g, d, c)) [[unlikely]]
+            return false;
+        for (LockRequest* r : {c, d, g}) {
+            r->recursiveCount = 0;
+            r->nextFree = freeHead_;
+            freeHead_ = r;
+        }
+        freeCount_ += 3;
+        requests_.pop_back();
+        requests_.pop_back();
+        requests_.pop_back();
+        global_ = nullptr;
+        releaseTicketIfUnlocked();
         return true;
     }
 

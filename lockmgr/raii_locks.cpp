@@ -91,11 +91,15 @@ AutoGetCollection::AutoGetCollection(Locker& locker, std::string_view ns, LockMo
         return;
     }
     std::string_view db = parts.value().first;
-    acquire(locker, ns, db, ResourceId::database(db), ResourceId::collection(ns), mode, deadline);
+    ResourceId dbId = ResourceId::database(db);
+    ResourceId collId = ResourceId::collection(ns);
+    if (tryAcquireFast(locker, dbId, collId, mode, deadline)) [[likely]]
+        return;
+    acquire(locker, ns, db, dbId, collId, mode, deadline);
 }
 
-AutoGetCollection::AutoGetCollection(Locker& locker, const LockNamespace& ns, LockMode mode,
-                                     const Deadline& deadline) {
+void AutoGetCollection::acquireNs(Locker& locker, const LockNamespace& ns, LockMode mode,
+                                  const Deadline& deadline) {
     if (!ns.dbId().isValid()) {
         status_ = Status::InvalidArgument("AutoGetCollection on an empty LockNamespace");
         return;

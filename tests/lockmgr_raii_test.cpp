@@ -477,3 +477,74 @@ TEST_CASE("raii: fast path hand-over: recursion, out-of-order release, manual un
     CHECK(stats.get(ResourceType::kDatabase, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
     checkClean(mgr);
 }
+
+TEST_CASE("raii: AutoGetCollection's one-call fast path: stats, tickets, S/X arriving, release") {
+    LockManager mgr;
+    Locker a(mgr), b(mgr);
+    const ResourceId db = ResourceId::database("db"), coll = ResourceId::collection("db.c");
+    auto ns = LockNamespace::parse("db.c");
+    REQUIRE(ns.ok());
+    { AutoGetCollection warm(a, ns.value(), LockMode::kIS); }  // first use makes the LockHeads
+    for (LockMode mode : {LockMode::kIS, LockMode::kIX}) {
+        CAPTURE(modeName(mode));
+        TicketHolder* holder = mgr.tickets().forMode(mode);
+        {
+            AutoGetCollection agc(a, ns.value(), mode);
+            REQUIRE(agc.isLocked());
+            CHECK(a.getLockMode(coll) == mode);
+            CHECK(a.getLockMode(kGlobal) == mode);
+            CHECK(a.getLockMode(db) == mode);
+            CHECK(holder->stats().out == 1);
+            // Another locker's X on the collection must see the partitioned
+            // holder (and time out), after which the holder's requests live in
+            // the LockHead: its release takes the general path.
+            AutoGetCollection x(b, "db.c", LockMode::kX, Deadline::now());
+            CHECK(x.status().code() == StatusCode::kLockTimeout);
+            CHECK_FALSE(x.isLocked());
+            CHECK(mgr.checkInvariants().empty());
+        }
+        checkNothingHeld(mgr, a);
+        checkNothingHeld(mgr, b);
+        checkClean(mgr);
+        // The slots reopen for the next intent holder; a plain IS/IX round again.
+        { AutoGetCollection again(a, ns.value(), mode); CHECK(again.isLocked()); }
+        { AutoGetCollection again(a, ns.value(), mode); CHECK(again.isLocked()); }
+        checkClean(mgr);
+    }
+    LockStats s = a.stats();
+    // warm + (1 + 2) per mode; the timed-out X of b is b's.
+    CHECK(s.get(ResourceType::kGlobal, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    CHECK(s.get(ResourceType::kDatabase, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    CHECK(s.get(ResourceType::kCollection, LockMode::kIS, LockStatKind::kAcquireCount) == 4);
+    CHECK(s.get(ResourceType::kGlobal, LockMode::kIX, LockStatKind::kAcquireCount) == 3);
+    CHECK(s.get(ResourceType::kCollection, LockMode::kIX, LockStatKind::kAcquireCount) == 3);
+}
+
+TEST_CASE("raii: AutoGetCollection's fast path with no ticket free waits and times out") {
+    LockManager mgr(LockManagerOptions{.readTickets = 0});
+    Locker a(mgr);
+    {
+        Locker w(mgr);
+        AutoGetCollection warmIx(w, "db.c", LockMode::kIX);  // makes the LockHeads
+        REQUIRE(warmIx.isLocked());
+    }
+    AutoGetCollection agc(a, "db.c", LockMode::kIS, Deadline::now());
+    CHECK(agc.status().code() == StatusCode::kLockTimeout);
+    CHECK_FALSE(agc.isLocked());
+    checkNothingHeld(mgr, a);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: AutoGetCollection's fast path inside a unit of work keeps IX until its end") {
+    LockManager mgr;
+    Locker a(mgr), b(mgr);
+    { AutoGetCollection warm(a, "db.c", LockMode::kIX); }
+    a.beginWriteUnitOfWork();
+    { AutoGetCollection agc(a, "db.c", LockMode::kIX); REQUIRE(agc.isLocked()); }
+    CHECK(a.getLockMode(ResourceId::collection("db.c")) == LockMode::kIX);  // two-phase
+    AutoGetCollection x(b, "db.c", LockMode::kX, Deadline::now());
+    CHECK(x.status().code() == StatusCode::kLockTimeout);
+    CHECK(a.endWriteUnitOfWork().ok());
+    checkNothingHeld(mgr, a);
+    checkClean(mgr);
+}
