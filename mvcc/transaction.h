@@ -84,6 +84,7 @@ class Transaction {
     Snapshot snapshot_;
     std::vector<WriteRecord> writes_;
     // Membership of the manager's active list (guarded by its mutex).
+    bool linked_ = false;  // on the active list (readers without a read ts stay off it)
     Transaction* prevActive_ = nullptr;
     Transaction* nextActive_ = nullptr;
     uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader

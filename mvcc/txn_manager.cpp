@@ -50,7 +50,51 @@ Status conflictStatus(const Transaction& txn, const Update& newest) {
 
 }  // namespace
 
+TransactionManager::TransactionManager() {
+    running_.store(new RunningIds(), std::memory_order_release);
+}
+
+TransactionManager::~TransactionManager() {
+    delete running_.load(std::memory_order_acquire);
+}
+
+TransactionManager::Counters& TransactionManager::myCounters() {
+    static std::atomic<size_t> nextStripe{0};
+    thread_local size_t stripe = nextStripe.fetch_add(1, std::memory_order_relaxed);
+    return counters_[stripe % kCounterStripes];
+}
+
+void TransactionManager::publishRunningLocked() {
+    auto* fresh = new RunningIds();
+    fresh->snapMax = nextId_;
+    for (Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->id_ != kNoTxnId)
+            fresh->ids.push_back(t->id_);
+    }
+    std::sort(fresh->ids.begin(), fresh->ids.end());
+    const RunningIds* old = running_.exchange(fresh, std::memory_order_acq_rel);
+    epochs_.retireObject(const_cast<RunningIds*>(old));
+}
+
+void TransactionManager::takeSnapshot(Transaction& txn) const {
+    auto guard = epochs_.pin();
+    const RunningIds* running = running_.load(std::memory_order_acquire);
+    Snapshot& snap = txn.snapshot_;
+    snap.snapMax = running->snapMax;
+    snap.concurrent.assign(running->ids.begin(), running->ids.end());
+    snap.snapMin = snap.concurrent.empty() ? snap.snapMax : snap.concurrent.front();
+}
+
+void TransactionManager::countEnd(TxnState endState) {
+    Counters& c = myCounters();
+    if (endState == TxnState::kCommitted)
+        c.committed.fetch_add(1, std::memory_order_relaxed);
+    else
+        c.aborted.fetch_add(1, std::memory_order_relaxed);
+}
+
 void TransactionManager::linkActive(Transaction& txn) {
+    txn.linked_ = true;
     txn.prevActive_ = nullptr;
     txn.nextActive_ = activeHead_;
     if (activeHead_)
@@ -67,6 +111,7 @@ void TransactionManager::unlinkActive(Transaction& txn) {
     if (txn.nextActive_)
         txn.nextActive_->prevActive_ = txn.prevActive_;
     txn.prevActive_ = txn.nextActive_ = nullptr;
+    txn.linked_ = false;
     --activeCount_;
 }
 
@@ -76,33 +121,37 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
             "a transaction is already running in this session; commit or abort it first");
     Timestamp readTs = options.readTs;
     txn.writes_.clear();
-    txn.snapshot_.concurrent.clear();
-    std::lock_guard lock(mutex_);
-    if (readTs != kNoTimestamp && readTs < oldest_) {
-        if (!options.roundUpReadTs)
-            return Status::InvalidArgument(fmt::format(
-                "read timestamp {} is older than the oldest timestamp {}: that history may be "
-                "gone; read at or after {} (or ask for round-up)",
-                readTs, oldest_, oldest_));
-        readTs = oldest_;
-    }
-    Snapshot& snap = txn.snapshot_;
-    snap.snapMax = nextId_;
-    for (Transaction* t = activeHead_; t; t = t->nextActive_) {
-        if (t->id_ != kNoTxnId)
-            snap.concurrent.push_back(t->id_);
-    }
-    std::sort(snap.concurrent.begin(), snap.concurrent.end());
-    snap.snapMin = snap.concurrent.empty() ? snap.snapMax : snap.concurrent.front();
-    clock_ = std::max(clock_, readTs);
     txn.id_ = kNoTxnId;
-    txn.readTs_ = readTs;
     txn.commitTs_ = kNoTimestamp;
+    if (readTs == kNoTimestamp) {
+        // The common case takes no lock: the published running ids are the
+        // snapshot, and such a reader pins nothing by timestamp.
+        takeSnapshot(txn);
+    } else {
+        std::lock_guard lock(mutex_);
+        if (readTs < oldest_) {
+            if (!options.roundUpReadTs)
+                return Status::InvalidArgument(fmt::format(
+                    "read timestamp {} is older than the oldest timestamp {}: that history may "
+                    "be gone; read at or after {} (or ask for round-up)",
+                    readTs, oldest_, oldest_));
+            readTs = oldest_;
+        }
+        takeSnapshot(txn);
+        clock_ = std::max(clock_, readTs);
+        // Fields other threads read through the active list are set before
+        // it is linked, under the same lock. Only readers with a read
+        // timestamp can pin history; only their age is shown.
+        txn.readTs_ = readTs;
+        txn.beginMicros_ = nowMicros();
+        linkActive(txn);  // oldest_reader and pinned see it
+    }
+    if (readTs == kNoTimestamp) {
+        txn.readTs_ = kNoTimestamp;
+        txn.beginMicros_ = 0;
+    }
     txn.state_ = TxnState::kActive;
-    // Only readers with a read timestamp can pin history; only their age is shown.
-    txn.beginMicros_ = readTs != kNoTimestamp ? nowMicros() : 0;
-    linkActive(txn);
-    begun_.fetch_add(1, std::memory_order_relaxed);
+    myCounters().begun.fetch_add(1, std::memory_order_relaxed);
     return Status::OK();
 }
 
@@ -129,6 +178,8 @@ Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
     if (Status s = checkCommitTsLocked(ts); !s.ok())
         return s;
     clock_ = std::max(clock_, ts);
+    if (!txn.linked_)
+        linkActive(txn);  // all_durable must see the commit timestamp
     txn.commitTs_ = ts;
     return Status::OK();
 }
@@ -152,7 +203,10 @@ Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind
     if (txn.id_ == kNoTxnId) {
         // The first write makes the transaction visible to others' snapshots.
         std::lock_guard lock(mutex_);
+        if (!txn.linked_)
+            linkActive(txn);
         txn.id_ = nextId_++;
+        publishRunningLocked();
     }
     Update* mine = nullptr;
     while (true) {
@@ -173,17 +227,17 @@ Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind
 }
 
 void TransactionManager::finish(Transaction& txn, TxnState endState) {
-    std::lock_guard lock(mutex_);
-    unlinkActive(txn);
-    if (endState == TxnState::kCommitted) {
+    if (txn.linked_) {
+        std::lock_guard lock(mutex_);
+        unlinkActive(txn);
+        if (txn.id_ != kNoTxnId)
+            publishRunningLocked();  // after its updates were marked: readers see both or neither
         // A read-only commit's timestamp wrote nothing: it must not move
         // all_durable (past the clock, ahead of commits still to come).
-        if (!txn.writes_.empty())
+        if (endState == TxnState::kCommitted && !txn.writes_.empty())
             maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
-        committed_.fetch_add(1, std::memory_order_relaxed);
-    } else {
-        aborted_.fetch_add(1, std::memory_order_relaxed);
     }
+    countEnd(endState);
     txn.state_ = endState;
 }
 
@@ -339,13 +393,17 @@ Timestamps TransactionManager::timestamps() const {
 
 MvccStats TransactionManager::stats() const {
     MvccStats s;
-    s.begun = begun_.load(std::memory_order_relaxed);
-    s.committed = committed_.load(std::memory_order_relaxed);
-    s.aborted = aborted_.load(std::memory_order_relaxed);
+    for (const Counters& c : counters_) {
+        s.begun += c.begun.load(std::memory_order_relaxed);
+        s.committed += c.committed.load(std::memory_order_relaxed);
+        s.aborted += c.aborted.load(std::memory_order_relaxed);
+    }
     s.writeConflicts = writeConflicts_.load(std::memory_order_relaxed);
     s.retries = retries_.load(std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
-    s.active = activeCount_;
+    // Readers without a read timestamp are not on the active list.
+    uint64_t ended = s.committed + s.aborted;
+    s.active = s.begun > ended ? s.begun - ended : 0;
     const Transaction* who = nullptr;
     s.oldestReadTs = oldestReaderLocked(&who);
     if (who)

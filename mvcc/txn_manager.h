@@ -23,10 +23,12 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "mvcc/mvcc_stats.h"
 #include "mvcc/timestamp.h"
 #include "mvcc/transaction.h"
+#include "util/epoch.h"
 #include "util/status.h"
 
 namespace mvkv::mvcc {
@@ -50,11 +52,11 @@ enum class WriteKind : uint8_t { kValue, kTombstone };
 
 class TransactionManager {
   public:
-    TransactionManager() = default;
+    TransactionManager();
     TransactionManager(const TransactionManager&) = delete;
     TransactionManager& operator=(const TransactionManager&) = delete;
     /// Every transaction must have ended.
-    ~TransactionManager() = default;
+    ~TransactionManager();
 
     /// Starts `txn` (which must be idle or ended): takes its snapshot and
     /// checks the read timestamp. IllegalOperation if already active.
@@ -94,6 +96,19 @@ class TransactionManager {
     void noteRetries(uint64_t n) { retries_.fetch_add(n, std::memory_order_relaxed); }
 
   private:
+    // The ids of running transactions that have written, and the next id:
+    // what a snapshot copies. Rebuilt under mutex_ whenever that set changes
+    // and published with one atomic store, so a reader without a read
+    // timestamp takes its snapshot with no lock (old copies are retired
+    // through epochs_).
+    struct RunningIds {
+        TxnId snapMax = 1;
+        std::vector<TxnId> ids;  // sorted
+    };
+    void publishRunningLocked();
+    void takeSnapshot(Transaction& txn) const;
+    void countEnd(TxnState endState);
+
     // All below require mutex_.
     void linkActive(Transaction& txn);
     void unlinkActive(Transaction& txn);
@@ -111,9 +126,19 @@ class TransactionManager {
     Timestamp stable_ = kNoTimestamp;
     Timestamp maxCommitted_ = kNoTimestamp;  // newest commit ts of a finished txn
 
-    std::atomic<uint64_t> begun_{0};
-    std::atomic<uint64_t> committed_{0};
-    std::atomic<uint64_t> aborted_{0};
+    mutable EpochManager epochs_;
+    std::atomic<const RunningIds*> running_{nullptr};
+
+    // Striped by thread so that readers on different cores do not share a
+    // line for every transaction they count.
+    struct alignas(64) Counters {
+        std::atomic<uint64_t> begun{0};
+        std::atomic<uint64_t> committed{0};
+        std::atomic<uint64_t> aborted{0};
+    };
+    static constexpr size_t kCounterStripes = 16;
+    Counters& myCounters();
+    Counters counters_[kCounterStripes];
     std::atomic<uint64_t> writeConflicts_{0};
     std::atomic<uint64_t> retries_{0};
 };
