@@ -128,17 +128,23 @@ void Session::keepForTransaction(const std::shared_ptr<Collection>& coll) {
 
 // --- catalog ---
 
+Status Session::checkCatalogChange(std::string_view db, std::string_view what) const {
+    if (db == Namespace::kLocalDb)
+        return Status::InvalidArgument(
+            "database 'local' is reserved for the engine (the oplog lives there)");
+    if (explicit_)
+        return Status::IllegalOperation(
+            fmt::format("cannot {} inside a transaction; commit or abort it first", what));
+    return Status::OK();
+}
+
 Status Session::createCollection(std::string_view ns) {
     startOperation();
     auto parsed = Namespace::parse(ns);
     if (!parsed.ok())
         return parsed.status();
-    if (parsed.value().db() == Namespace::kLocalDb)
-        return Status::InvalidArgument(
-            "database 'local' is reserved for the engine (the oplog lives there)");
-    if (explicit_)
-        return Status::IllegalOperation(
-            "cannot create a collection inside a transaction; commit or abort it first");
+    if (Status s = checkCatalogChange(parsed.value().db(), "create a collection"); !s.ok())
+        return s;
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
@@ -150,11 +156,8 @@ Status Session::dropCollection(std::string_view ns) {
     auto parsed = Namespace::parse(ns);
     if (!parsed.ok())
         return parsed.status();
-    if (parsed.value().db() == Namespace::kLocalDb)
-        return Status::InvalidArgument("database 'local' is reserved for the engine");
-    if (explicit_)
-        return Status::IllegalOperation(
-            "cannot drop a collection inside a transaction; commit or abort it first");
+    if (Status s = checkCatalogChange(parsed.value().db(), "drop a collection"); !s.ok())
+        return s;
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
@@ -165,11 +168,8 @@ Status Session::dropDatabase(std::string_view db) {
     startOperation();
     if (Status s = Namespace::checkDbName(db); !s.ok())
         return s;
-    if (db == Namespace::kLocalDb)
-        return Status::InvalidArgument("database 'local' is reserved for the engine");
-    if (explicit_)
-        return Status::IllegalOperation(
-            "cannot drop a database inside a transaction; commit or abort it first");
+    if (Status s = checkCatalogChange(db, "drop a database"); !s.ok())
+        return s;
     lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
     if (!lock.status().ok())
         return lock.status();
@@ -279,10 +279,7 @@ void Session::accountCommitted() {
         const mvcc::WriteRecord& w = writes[i];
         if (writes.size() > 1 && !seen.insert(w.chain).second)
             continue;
-        const mvcc::Update* before = w.update->next();
-        while (before &&
-               (before->txnId() == txn_.id() || before->state() != mvcc::UpdateState::kCommitted))
-            before = before->next();
+        const mvcc::Update* before = mvcc::supersededVersion(w.update, txn_.id());
         int64_t keyBytes = pending_[i].keyBytes;
         int64_t keys = (live(w.update) ? 1 : 0) - (live(before) ? 1 : 0);
         int64_t bytes =
@@ -356,9 +353,11 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     if (!chain)
         return notFound();
     auto& txns = engine_.txns_;
-    Status s = txns.checkWrite(txn_, *chain);
+    // An upsert needs no existence check, and write() checks for conflicts
+    // itself; the others must see a conflict before they judge existence.
+    Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, *chain);
     if (s.ok()) {
-        const mvcc::Update* visible = txn_.findVisible(*chain);
+        const mvcc::Update* visible = op == WriteOp::kPut ? nullptr : txn_.findVisible(*chain);
         bool exists = visible && !visible->isTombstone();
         if (op == WriteOp::kInsert && exists)
             return Status::DuplicateKey(

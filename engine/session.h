@@ -139,6 +139,9 @@ class Session {
     Status checkInterrupted() const;
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;
+    /// Create and drop: refused in the reserved `local` database and inside
+    /// a transaction (`what` names the command in the message).
+    Status checkCatalogChange(std::string_view db, std::string_view what) const;
     /// Inside a transaction: takes `ns` in `mode` for the transaction unless
     /// it already holds a mode that covers it.
     Status lockForTransaction(const lockmgr::LockNamespace& ns, lockmgr::LockMode mode,

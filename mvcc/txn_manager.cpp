@@ -15,17 +15,6 @@ uint64_t nowMicros() {
                                      .count());
 }
 
-// The newest version below `u` that another transaction wrote and did not
-// abort: the version `u` supersedes.
-const Update* supersededBy(const Update* u, TxnId self) {
-    for (const Update* p = u->next(); p; p = p->next()) {
-        if (p->txnId() == self || p->state() == UpdateState::kAborted)
-            continue;
-        return p;
-    }
-    return nullptr;
-}
-
 // The newest version a writer must be able to see: aborted ones do not count.
 const Update* newestLive(const Update* head) {
     while (head && head->state() == UpdateState::kAborted)
@@ -298,7 +287,7 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
         // version below ours cannot change while ours is uncommitted on top
         // (any other writer conflicts), so this check needs no lock.
         for (const WriteRecord& w : txn.writes_) {
-            const Update* prev = supersededBy(w.update, txn.id_);
+            const Update* prev = supersededVersion(w.update, txn.id_);
             if (prev && prev->state() == UpdateState::kCommitted && prev->startTs() > ts) {
                 Timestamp prevTs = prev->startTs();
                 abort(txn);

@@ -73,6 +73,17 @@ class Update {
     const bool tombstone_;
 };
 
+/// The newest version below `u` that another transaction wrote and did not
+/// abort: the version `u` replaced (null when `u` created the key). Stable
+/// while `u` is on the chain: nobody writes under an uncommitted update.
+inline const Update* supersededVersion(const Update* u, TxnId self) {
+    for (const Update* p = u->next(); p; p = p->next()) {
+        if (p->txnId() != self && p->state() != UpdateState::kAborted)
+            return p;
+    }
+    return nullptr;
+}
+
 /// The versions of one key. Readers call head() and follow next(); writers
 /// call tryPrepend().
 class UpdateChain {
