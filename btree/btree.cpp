@@ -225,14 +225,16 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
         int count = readCount(leaf, Leaf::kCapacity);
         // The prefix search (its lines are prefetched) names the candidate
         // slot; load its length, infix and value together rather than as
-        // three misses one after another in the compare below.
+        // three misses one after another in the compare below. Every slot
+        // before the candidate has a smaller prefix, so the full search
+        // starts there instead of searching the whole leaf again.
         int candidate = leaf->keys.lowerBoundPrefix(count, k);
         if (candidate < count) {
             leaf->keys.prefetchSlot(candidate);
             __builtin_prefetch(&leaf->values[candidate]);
         }
         bool equal;
-        int pos = leaf->keys.lowerBound(count, k, equal);
+        int pos = leaf->keys.lowerBound(count, k, equal, candidate);
         Value value = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;
         if (!validate(leaf, v)) {
             continue;

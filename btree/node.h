@@ -174,8 +174,10 @@ struct KeySlots {
     }
 
     // First slot in [0, n) not less than k; `equal` tells whether it equals k.
-    int lowerBound(int n, const SearchKey& k, bool& equal) const {
-        int lo = 0;
+    // `from` may skip slots already known to be less than k (those below
+    // lowerBoundPrefix's answer).
+    int lowerBound(int n, const SearchKey& k, bool& equal, int from = 0) const {
+        int lo = from;
         int hi = n;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
