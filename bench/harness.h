@@ -18,6 +18,11 @@
 // / wall time over all threads) is ~100% for a thread that never blocks, so a
 // lower figure on an uncontended case means other processes took the CPU.
 //
+// With RunLimits::recordLatency each op's latency goes into the thread's
+// LatencyHistogram (merged into Measurement::latency): the clock is read once
+// per op, the end of one op being the start of the next, so the loop's own
+// cost (choosing a key) is counted in it, as it is in ops/s.
+//
 // The worker is a template parameter, so its operation is inlined into the
 // timing loop: no std::function call is measured.
 #pragma once
@@ -34,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/latency_histogram.h"
 #include "bench/workload.h"
 
 namespace mvkv::bench {
@@ -42,6 +48,7 @@ struct RunLimits {
     double seconds = 1.0;
     uint64_t opsPerThread = 0;  // > 0: fixed count, `seconds` ignored
     uint64_t warmupOps = 1000;  // per thread, before the barrier
+    bool recordLatency = false;  // per-op latencies into Measurement::latency
 };
 
 struct Measurement {
@@ -51,6 +58,7 @@ struct Measurement {
     double nsPerOpPerThread = 0;  // mean over threads of (own elapsed / own ops)
     double cpuPercent = 0;        // sum of thread CPU time / sum of thread wall time
     std::string error;            // first failure of any thread
+    LatencyHistogram latency;     // per op, all threads (with RunLimits::recordLatency)
 
     double opsPerSec() const { return wallSeconds > 0 ? double(totalOps) / wallSeconds : 0; }
 };
@@ -81,6 +89,7 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
         Clock::time_point end{};
         int64_t cpuNanos = 0;
         std::string error;
+        LatencyHistogram latency;
     };
     std::vector<PerThread> per(static_cast<size_t>(threads));
     std::atomic<int> arrived{0};
@@ -102,7 +111,26 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
             int64_t cpuBegin = threadCpuNanos();
             me.begin = Clock::now();
             uint64_t ops = 0;
-            if (limits.opsPerThread > 0) {
+            if (limits.recordLatency) {
+                Clock::time_point prev = me.begin;
+                auto timedOp = [&] {
+                    op();
+                    Clock::time_point now = Clock::now();
+                    me.latency.record(static_cast<uint64_t>(
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(now - prev).count()));
+                    prev = now;
+                };
+                if (limits.opsPerThread > 0) {
+                    for (; ops < limits.opsPerThread; ++ops)
+                        timedOp();
+                } else {
+                    do {
+                        for (uint64_t i = 0; i < kStopCheckInterval; ++i)
+                            timedOp();
+                        ops += kStopCheckInterval;
+                    } while (!stop.load(std::memory_order_relaxed));
+                }
+            } else if (limits.opsPerThread > 0) {
                 for (; ops < limits.opsPerThread; ++ops)
                     op();
             } else {
@@ -154,6 +182,7 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
         first = std::min(first, p.begin);
         last = std::max(last, p.end);
         m.totalOps += p.ops;
+        m.latency.merge(p.latency);
         double ns = std::chrono::duration<double, std::nano>(p.end - p.begin).count();
         nsSum += p.ops > 0 ? ns / double(p.ops) : 0;
         wallNanosSum += ns;

@@ -2,27 +2,37 @@
 //
 // Usage (build with --buildtype=release; the header warns otherwise):
 //   mvkv-bench                               run every registered workload
-//   mvkv-bench --workloads lockmgr           run the named workloads (comma list)
+//   mvkv-bench --workloads readrandom,ycsb-a run the named workloads (comma list)
+//   mvkv-bench --engines mvkv,lmdb           storage workloads on these engines only
 //   mvkv-bench --threads 1,2,4               thread counts per case (default 1,2)
-//   mvkv-bench --duration 2.5                seconds per case (default 1.0)
+//   mvkv-bench --duration 2.5                seconds per case (default 0.2)
 //   mvkv-bench --ops 1000000                 fixed ops per thread instead of --duration
 //   mvkv-bench --repeat 5                    runs per case, median reported (default 1)
-//   mvkv-bench --cases autoget_is,mutex_pair only these cases
-//   mvkv-bench --keys 100000                 keys loaded by the kv workload (default 1000000)
-//   mvkv-bench --key-size 16 --value-size 100  key/value bytes of the kv workload
-//   mvkv-bench --json out.json               also write the results as JSON
+//   mvkv-bench --cases autoget_is,mutex_pair only these cases (for storage: engines)
+//   mvkv-bench --keys 1000000                keys loaded before timing (default 50000)
+//   mvkv-bench --key-size 16 --value-size 100  key/value bytes
+//   mvkv-bench --distribution uniform        key choice of YCSB, transfer (default zipfian)
+//   mvkv-bench --sync fsync                  commit durability (default none)
+//   mvkv-bench --seed 7                      seed of every random choice (default 42)
+//   mvkv-bench --dir /mnt/fast               where the engines' directories go ($TMPDIR)
+//   mvkv-bench --json out.json --csv out.csv also write the results as JSON / CSV
 //   mvkv-bench --list                        list workloads and their cases
 //
 // Output: a header (date, CPU model, CPU count, kernel, compiler, build
-// warnings), then per workload an aligned table with one line per case and
+// warnings, the engines and their versions), then per workload an aligned
+// table with one line per case (for storage workloads: per engine) and
 // thread count (ops/s over all threads, ns/op per thread, and the workload's
-// own metrics such as ratio and scaling), followed by the workload's notes.
+// own metrics such as latency percentiles and the ratio to LMDB), followed by
+// the workload's notes. While a storage workload runs, a progress line on
+// stderr (a terminal only) names the engine and thread count.
 //
 // The --json document:
 //   {"tool":"mvkv-bench","version":..., "machine":{cpu_model,cpus,cpu_cache,
-//    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "config":{threads,duration,
-//    ops_per_thread,repeat,cases,keys,key_size,value_size}, "results":[{workload,case,threads,ops,
-//    seconds,ops_per_sec,ns_per_op,<metric>...,error?}], "notes":{workload:[...]}}
+//    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "engines":[{name,version,
+//    available,why?}], "config":{threads,duration,ops_per_thread,repeat,cases,keys,key_size,
+//    value_size,engines,sync,distribution,seed}, "results":[{workload,case,threads,ops,seconds,
+//    ops_per_sec,ns_per_op,cpu_pct,<metric>...,error?,skipped?}], "notes":{workload:[...]}}
+// --csv has one line per result: the same fields, one column per metric name.
 //
 // Layout of bench/: main.cpp (flags, orchestration), workload.h/.cpp (the
 // registry, BenchConfig, ResultRow), harness.h (threads, start barrier,
@@ -43,6 +53,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/store.h"
 #include "bench/sysinfo.h"
 #include "bench/workload.h"
 
@@ -82,10 +93,31 @@ void printHeader(const MachineInfo& info, const BenchConfig& config) {
                             : fmt::format("{:.3f} s", config.durationSeconds);
     fmt::print("Run:        threads {}, {} per case, repeat {}{}\n", joinInts(config.threads),
                limit, config.repeat, config.repeat > 1 ? " (median)" : "");
+    std::string engines;
+    for (const StoreFactory& f : storeFactories()) {
+        engines += fmt::format("{}{} {}", engines.empty() ? "" : ", ", f.name,
+                               f.available ? f.version : "(absent: " + f.why + ")");
+    }
+    fmt::print("Engines:    {}\n", engines);
+    fmt::print("Storage:    {} keys of {} bytes, values of {} bytes, --sync {}, keys chosen {}, "
+               "seed {}\n",
+               config.keys, config.keySize, config.valueSize, config.syncFsync ? "fsync" : "none",
+               config.distribution.empty() ? "per workload" : config.distribution, config.seed);
     int maxThreads = config.threads.empty() ? 1 : config.threads.back();
     for (const std::string& w : runWarnings(info, maxThreads))
         fmt::print("{}\n", w);
     fmt::print("{}\n", std::string(72, '-'));
+}
+
+nlohmann::ordered_json enginesJson() {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const StoreFactory& f : storeFactories()) {
+        nlohmann::ordered_json e = {{"name", f.name}, {"version", f.version}, {"available", f.available}};
+        if (!f.available)
+            e["why"] = f.why;
+        out.push_back(e);
+    }
+    return out;
 }
 
 int run(int argc, char** argv) {
@@ -95,6 +127,8 @@ int run(int argc, char** argv) {
     BenchConfig config;
     std::vector<std::string> workloadNames;
     std::string jsonPath;
+    std::string csvPath;
+    std::string sync = "none";
     bool list = false;
 
     CLI::App app{"mvkv-bench: benchmark driver of mvkv (see bench/main.cpp for details)"};
@@ -118,22 +152,48 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--cases", config.cases, "Only these cases, comma-separated (default: all)")
         ->delimiter(',');
-    app.add_option("--keys", config.keys, "Keys loaded by the kv workload before timing")
+    app.add_option("--engines", config.engines,
+                   "Engines of the storage workloads, comma-separated (default: every one built)")
+        ->delimiter(',');
+    app.add_option("--keys", config.keys, "Keys loaded before timing (the fills write them)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32))
         ->capture_default_str();
-    app.add_option("--key-size", config.keySize, "Key bytes in the kv workload (>= 8)")
+    app.add_option("--key-size", config.keySize, "Key bytes (>= 8)")
         ->check(CLI::Range(size_t{8}, size_t{511}))
         ->capture_default_str();
-    app.add_option("--value-size", config.valueSize, "Value bytes in the kv workload")
+    app.add_option("--value-size", config.valueSize, "Value bytes")
         ->check(CLI::Range(size_t{8}, size_t{1} << 20))
         ->capture_default_str();
+    app.add_option("--distribution", config.distribution,
+                   "Key choice of YCSB and transfer: zipfian (theta 0.99) or uniform "
+                   "(default: zipfian there; the db_bench workloads are always uniform)")
+        ->check(CLI::IsMember({"zipfian", "uniform"}));
+    app.add_option("--sync", sync, "Commit durability: none (left to the OS) or fsync")
+        ->check(CLI::IsMember({"none", "fsync"}))
+        ->capture_default_str();
+    app.add_option("--seed", config.seed, "Seed of every random choice")->capture_default_str();
+    app.add_option("--dir", config.dir,
+                   "Directory for the engines' fresh directories (default: $TMPDIR or /tmp)")
+        ->type_name("DIR");
     app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
+    app.add_option("--csv", csvPath, "Also write the results to FILE as CSV")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         // --help exits 0; every usage error exits 2 (CLI11's own codes vary).
         return app.exit(e) == 0 ? 0 : 2;
+    }
+
+    config.syncFsync = sync == "fsync";
+    for (const std::string& e : config.engines) {
+        if (findStoreFactory(e) == nullptr) {
+            std::string known;
+            for (const StoreFactory& f : storeFactories())
+                known += (known.empty() ? "" : ", ") + f.name;
+            fmt::print(stderr, "mvkv-bench: unknown engine '{}' (known: {})\n", e, known);
+            return 2;
+        }
     }
 
     if (list) {
@@ -179,10 +239,13 @@ int run(int argc, char** argv) {
 
     // Open the JSON file now: a bad path should fail before a long run, not after.
     std::ofstream jsonOut;
-    if (!jsonPath.empty()) {
-        jsonOut.open(jsonPath);
-        if (!jsonOut) {
-            fmt::print(stderr, "mvkv-bench: cannot open '{}' for writing\n", jsonPath);
+    std::ofstream csvOut;
+    for (auto [path, out] : {std::pair{&jsonPath, &jsonOut}, std::pair{&csvPath, &csvOut}}) {
+        if (path->empty())
+            continue;
+        out->open(*path);
+        if (!*out) {
+            fmt::print(stderr, "mvkv-bench: cannot open '{}' for writing\n", *path);
             return 2;
         }
     }
@@ -192,6 +255,7 @@ int run(int argc, char** argv) {
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     nlohmann::ordered_json notes = nlohmann::ordered_json::object();
+    std::vector<ResultRow> allRows;
     bool failed = false;
     for (const Workload* w : selected) {
         if (isatty(STDERR_FILENO))
@@ -199,9 +263,17 @@ int run(int argc, char** argv) {
         std::fflush(stdout);
         WorkloadResult r = w->run(config);
         fmt::print("{}: {}\n", w->name, w->description);
-        resultTable(r.rows).print(stdout);
+        resultTable(r.rows, r.caseColumn).print(stdout);
+        std::vector<std::string> skipNotes;
         for (const ResultRow& row : r.rows) {
             results.push_back(toJson(row));
+            allRows.push_back(row);
+            std::string skip = fmt::format("  skipped {}: {}", row.caseName, row.skipped);
+            if (!row.skipped.empty() &&
+                std::find(skipNotes.begin(), skipNotes.end(), skip) == skipNotes.end()) {
+                skipNotes.push_back(skip);
+                fmt::print("{}\n", skip);
+            }
             if (!row.error.empty()) {
                 failed = true;
                 fmt::print("  FAILED {} ({} threads): {}\n", row.caseName, row.threads, row.error);
@@ -210,7 +282,7 @@ int run(int argc, char** argv) {
         for (const std::string& n : r.notes)
             fmt::print("  {}\n", n);
         for (const ResultRow& row : r.rows) {
-            if (row.error.empty() && row.seconds < kShortRunSeconds) {
+            if (row.error.empty() && row.skipped.empty() && row.seconds < kShortRunSeconds) {
                 fmt::print(
                     "  WARNING: {} ({} threads) ran for only {:.3f} ms: too short to mean "
                     "much, raise --ops or --duration\n",
@@ -227,6 +299,7 @@ int run(int argc, char** argv) {
             {"tool", "mvkv-bench"},
             {"version", MVKV_VERSION},
             {"machine", toJson(machine)},
+            {"engines", enginesJson()},
             {"config",
              {{"threads", config.threads},
               {"duration", config.durationSeconds},
@@ -235,7 +308,11 @@ int run(int argc, char** argv) {
               {"cases", config.cases},
               {"keys", config.keys},
               {"key_size", config.keySize},
-              {"value_size", config.valueSize}}},
+              {"value_size", config.valueSize},
+              {"engines", config.engines},
+              {"sync", sync},
+              {"distribution", config.distribution.empty() ? "default" : config.distribution},
+              {"seed", config.seed}}},
             {"results", results},
             {"notes", notes},
         };
@@ -246,6 +323,15 @@ int run(int argc, char** argv) {
             return 1;
         }
         fmt::print("results written to {}\n", jsonPath);
+    }
+    if (!csvPath.empty()) {
+        csvOut << toCsv(allRows);
+        csvOut.close();
+        if (!csvOut) {
+            fmt::print(stderr, "mvkv-bench: could not write '{}'\n", csvPath);
+            return 1;
+        }
+        fmt::print("results written to {}\n", csvPath);
     }
     return failed ? 1 : 0;
 }

@@ -64,7 +64,14 @@ std::string groupThousands(double value) {
     return value < 0 ? "-" + out : out;
 }
 
-TextTable resultTable(const std::vector<ResultRow>& rows) {
+std::string formatMetric(const Metric& m) {
+    // Large counts and rates read better grouped than with two decimals.
+    if (std::fabs(m.value) >= 10000)
+        return groupThousands(m.value) + m.unit;
+    return fmt::format("{:.2f}{}", m.value, m.unit);
+}
+
+TextTable resultTable(const std::vector<ResultRow>& rows, const std::string& caseColumn) {
     std::vector<std::string> metricNames;
     for (const ResultRow& r : rows) {
         for (const Metric& m : r.metrics) {
@@ -76,7 +83,7 @@ TextTable resultTable(const std::vector<ResultRow>& rows) {
     bool anyCpu =
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.cpuPercent >= 0; });
     TextTable t;
-    t.addColumn("case", TextTable::Align::kLeft);
+    t.addColumn(caseColumn, TextTable::Align::kLeft);
     t.addColumn("threads", TextTable::Align::kRight);
     t.addColumn("ops/s", TextTable::Align::kRight);
     t.addColumn("ns/op/thread", TextTable::Align::kRight);
@@ -86,8 +93,8 @@ TextTable resultTable(const std::vector<ResultRow>& rows) {
         t.addColumn("cpu%", TextTable::Align::kRight);
     for (const ResultRow& r : rows) {
         std::vector<std::string> cells{r.caseName, fmt::format("{}", r.threads)};
-        if (!r.error.empty()) {
-            cells.push_back("FAILED");
+        if (!r.error.empty() || !r.skipped.empty()) {
+            cells.push_back(r.error.empty() ? "skipped" : "FAILED");
             t.addRow(std::move(cells));
             continue;
         }
@@ -96,8 +103,7 @@ TextTable resultTable(const std::vector<ResultRow>& rows) {
         for (const std::string& name : metricNames) {
             auto it = std::find_if(r.metrics.begin(), r.metrics.end(),
                                    [&](const Metric& m) { return m.name == name; });
-            cells.push_back(it == r.metrics.end() ? std::string()
-                                                  : fmt::format("{:.2f}{}", it->value, it->unit));
+            cells.push_back(it == r.metrics.end() ? std::string() : formatMetric(*it));
         }
         if (anyCpu)
             cells.push_back(r.cpuPercent >= 0 ? fmt::format("{:.0f}", r.cpuPercent) : "");
@@ -117,7 +123,48 @@ nlohmann::ordered_json toJson(const ResultRow& row) {
         j[m.name] = m.value;
     if (!row.error.empty())
         j["error"] = row.error;
+    if (!row.skipped.empty())
+        j["skipped"] = row.skipped;
     return j;
+}
+
+namespace {
+
+// RFC 4180: quote a field holding a comma, quote or line break.
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\r\n") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char c : s)
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+}  // namespace
+
+std::string toCsv(const std::vector<ResultRow>& rows) {
+    std::vector<std::string> metricNames;
+    for (const ResultRow& r : rows) {
+        for (const Metric& m : r.metrics) {
+            if (std::find(metricNames.begin(), metricNames.end(), m.name) == metricNames.end())
+                metricNames.push_back(m.name);
+        }
+    }
+    std::string out = "workload,case,threads,ops,seconds,ops_per_sec,ns_per_op,cpu_pct";
+    for (const std::string& name : metricNames)
+        out += "," + csvField(name);
+    out += ",error,skipped\n";
+    for (const ResultRow& r : rows) {
+        out += fmt::format("{},{},{},{},{},{},{},{}", csvField(r.workload), csvField(r.caseName),
+                           r.threads, r.ops, r.seconds, r.opsPerSec, r.nsPerOp,
+                           r.cpuPercent >= 0 ? fmt::format("{}", r.cpuPercent) : "");
+        for (const std::string& name : metricNames) {
+            std::optional<double> v = r.metric(name);
+            out += "," + (v ? fmt::format("{}", *v) : std::string());
+        }
+        out += "," + csvField(r.error) + "," + csvField(r.skipped) + "\n";
+    }
+    return out;
 }
 
 }  // namespace mvkv::bench

@@ -33,10 +33,18 @@ class TextTable {
 /// 12345678.9 -> "12,345,679".
 std::string groupThousands(double value);
 
-/// The rows of one workload as a table: case, threads, ops/s, ns/op (per
-/// thread), then one column per metric name in first-seen order.
-TextTable resultTable(const std::vector<ResultRow>& rows);
+/// The rows of one workload as a table: case (headed `caseColumn`), threads,
+/// ops/s, ns/op (per thread), then one column per metric name in first-seen
+/// order. Failed and skipped rows say so instead of numbers.
+TextTable resultTable(const std::vector<ResultRow>& rows, const std::string& caseColumn = "case");
+/// A metric cell: two decimals, or grouped thousands when large, then its unit.
+std::string formatMetric(const Metric& m);
 
 nlohmann::ordered_json toJson(const ResultRow& row);
+
+/// Every row as CSV (RFC 4180) with a header line: the fixed fields, one
+/// column per metric name (first-seen order, empty where a row lacks it),
+/// then error and skipped.
+std::string toCsv(const std::vector<ResultRow>& rows);
 
 }  // namespace mvkv::bench

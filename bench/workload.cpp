@@ -78,8 +78,7 @@ void addScaling(std::vector<ResultRow>& rows, const std::string& name) {
 void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerLockmgrWorkload(registry);
     registerBTreeWorkload(registry);
-    registerKvWorkload(registry);
-    // Later: fillseq, readrandom, ycsb... (one register*Workload call each).
+    registerStorageWorkloads(registry);
 }
 
 }  // namespace mvkv::bench

@@ -32,14 +32,20 @@ namespace mvkv::bench {
 /// What the command line asked for; shared by every workload.
 struct BenchConfig {
     std::vector<int> threads{1, 2};  // ascending, no duplicates
-    double durationSeconds = 1.0;    // per case and thread count
+    double durationSeconds = 0.2;    // per case and thread count
     uint64_t opsPerThread = 0;       // > 0: run exactly this many ops per thread instead
     int repeat = 1;                  // runs per case; the median (by ops/s) is reported
     std::vector<std::string> cases;  // empty: every case of the selected workloads
-    // Data set of the key-value workloads ("kv"): keys loaded before timing.
-    uint64_t keys = 1000000;
+    // Data set of the storage workloads: keys loaded before timing.
+    uint64_t keys = 50000;
     size_t keySize = 16;     // bytes per key (>= 8)
     size_t valueSize = 100;  // bytes per value
+    // Storage workloads (storage_workload.h).
+    std::vector<std::string> engines;  // empty: every engine built in
+    bool syncFsync = false;            // --sync fsync (default none)
+    std::string distribution;          // "uniform" / "zipfian"; empty: each workload's default
+    uint64_t seed = 42;
+    std::string dir;  // parent of the engines' directories; empty: $TMPDIR (or /tmp)
 
     /// True when `caseName` was not filtered out by --cases.
     bool wantCase(std::string_view caseName) const;
@@ -62,7 +68,8 @@ struct ResultRow {
     double nsPerOp = 0;      // per thread: mean over threads of elapsed / own ops
     double cpuPercent = -1;  // thread CPU time / thread wall time (-1: not measured)
     std::vector<Metric> metrics;
-    std::string error;  // non-empty: the case failed; the numbers are not valid
+    std::string error;    // non-empty: the case failed; the numbers are not valid
+    std::string skipped;  // non-empty: the case was not run, for this reason (not a failure)
 
     void setMetric(std::string name, double value, std::string unit = {});
     std::optional<double> metric(std::string_view name) const;
@@ -71,6 +78,7 @@ struct ResultRow {
 struct WorkloadResult {
     std::vector<ResultRow> rows;
     std::vector<std::string> notes;  // printed under the table (e.g. target checks)
+    std::string caseColumn = "case";  // the first column's header ("engine" for storage)
 };
 
 using WorkloadFn = std::function<WorkloadResult(const BenchConfig&)>;
@@ -111,7 +119,8 @@ const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view ca
 
 void registerLockmgrWorkload(WorkloadRegistry& registry);
 void registerBTreeWorkload(WorkloadRegistry& registry);
-void registerKvWorkload(WorkloadRegistry& registry);
+/// fillseq ... longsnapshot on every engine (storage_workload.h).
+void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.
 void registerBuiltinWorkloads(WorkloadRegistry& registry);
 

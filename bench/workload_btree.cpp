@@ -1,5 +1,5 @@
-// Workload "btree": point lookups, writes and scans on one BTree of
-// kKeys random 16-byte keys, against std::map lookups as the baseline.
+// Workload "btree": point lookups, writes and scans on one BTree of --keys
+// random 16-byte keys, against std::map lookups as the baseline.
 //
 // Cases (every one measured at each --threads count, in this order):
 //   map_find     std::map<std::string, void*>::find of a random present key,
@@ -8,7 +8,7 @@
 //   btree_find   BTree::find of a random present key (pins the epoch, OLC
 //                descent, no allocation).
 //   btree_write  BTree::insertIfAbsent of a fresh key, then remove of it:
-//                the tree's size stays at kKeys; each thread its own keys.
+//                the tree's size stays at --keys; each thread its own keys.
 //   btree_scan   one Cursor::next() (a cursor per thread, wrapping around).
 //
 // The two structures are built once per run, before any case is timed, and
@@ -37,7 +37,6 @@ namespace mvkv::bench {
 namespace {
 
 constexpr std::string_view kWorkload = "btree";
-constexpr size_t kKeys = 1'000'000;
 constexpr size_t kKeyBytes = 16;
 
 std::string randomKey(std::mt19937_64& rng) {
@@ -56,10 +55,10 @@ struct Fixture {
     std::map<std::string, void*> map;
     std::vector<std::string> keys;
 
-    Fixture() {
+    explicit Fixture(size_t count) {
         std::mt19937_64 rng(20261122);
-        keys.reserve(kKeys);
-        while (keys.size() < kKeys) {
+        keys.reserve(count);
+        while (keys.size() < count) {
             std::string k = randomKey(rng);
             void* value = reinterpret_cast<void*>(static_cast<uintptr_t>(keys.size() + 1));
             if (tree.insertIfAbsent(k, value).second) {
@@ -72,21 +71,22 @@ struct Fixture {
 
 // A cheap per-thread index generator (the timed loop should measure the tree).
 struct Picker {
-    explicit Picker(int thread)
-        : state(0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(thread) + 1)) {}
+    Picker(int thread, size_t keys)
+        : state(0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(thread) + 1)), count(keys) {}
     size_t next() {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        return static_cast<size_t>(state % kKeys);
+        return static_cast<size_t>(state % count);
     }
     uint64_t state;
+    size_t count;
 };
 
 Measurement runMapFind(Fixture& f, const BenchConfig& config, int threads) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(threads, limitsFor(config), [&](int index) {
-            return [&f, picker = Picker(index)]() mutable {
+            return [&f, picker = Picker(index, f.keys.size())]() mutable {
                 if (f.map.find(f.keys[picker.next()]) == f.map.end()) {
                     throw std::runtime_error("std::map lost a key");
                 }
@@ -98,7 +98,7 @@ Measurement runMapFind(Fixture& f, const BenchConfig& config, int threads) {
 Measurement runBTreeFind(Fixture& f, const BenchConfig& config, int threads) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(threads, limitsFor(config), [&](int index) {
-            return [&f, picker = Picker(index)]() mutable {
+            return [&f, picker = Picker(index, f.keys.size())]() mutable {
                 if (!f.tree.find(f.keys[picker.next()])) {
                     throw std::runtime_error("BTree::find lost a key");
                 }
@@ -112,7 +112,7 @@ Measurement runBTreeWrite(Fixture& f, const BenchConfig& config, int threads) {
         return runParallel(threads, limitsFor(config), [&](int index) {
             // Fresh keys: an existing key with a thread tag and counter
             // appended, so they land all over the tree and never collide.
-            return [&f, picker = Picker(index + 1000), index, n = uint64_t{0},
+            return [&f, picker = Picker(index + 1000, f.keys.size()), index, n = uint64_t{0},
                     key = std::string()]() mutable {
                 key.assign(f.keys[picker.next()]);
                 key.append(reinterpret_cast<const char*>(&index), sizeof(index));
@@ -155,7 +155,7 @@ const Case kCases[] = {
 
 WorkloadResult runBTreeWorkload(const BenchConfig& config) {
     WorkloadResult result;
-    Fixture fixture;
+    Fixture fixture(static_cast<size_t>(config.keys));
     for (int threads : config.threads) {
         for (const Case& c : kCases) {
             if (!config.wantCase(c.name))
@@ -179,7 +179,7 @@ void registerBTreeWorkload(WorkloadRegistry& registry) {
     Workload w;
     w.name = std::string(kWorkload);
     w.description =
-        "BTree on 1M random 16-byte keys: find, insert+remove, scan; std::map find baseline";
+        "BTree on --keys random 16-byte keys: find, insert+remove, scan; std::map find baseline";
     for (const Case& c : kCases)
         w.caseNames.emplace_back(c.name);
     w.run = runBTreeWorkload;

@@ -1,0 +1,123 @@
+// The mvkv adapter: an Engine with one collection "bench.kv".
+//
+// Settings: mvkv keeps its data in memory and, until the oplog (issue 6)
+// lands, writes no log, so it supports --sync none only; --sync fsync is
+// reported as skipped rather than run without the durability it names.
+// Autocommit operations are mvkv's implicit single-operation transactions
+// (IS / IX intent locks, a snapshot, automatic write-conflict retry); the
+// retries of each write are counted from Session::lastOpWriteConflicts().
+#include <memory>
+
+#include "bench/store.h"
+#include "engine/cursor.h"
+#include "engine/engine.h"
+#include "engine/session.h"
+
+#ifndef MVKV_VERSION
+#define MVKV_VERSION "unknown"
+#endif
+
+namespace mvkv::bench {
+namespace {
+
+using engine::Engine;
+using engine::Session;
+
+constexpr std::string_view kNs = "bench.kv";
+
+class MvkvThread final : public StoreThread {
+  public:
+    explicit MvkvThread(std::unique_ptr<Session> session) : session_(std::move(session)) {}
+
+    Status get(std::string_view key, std::string* value) override {
+        return session_->get(kNs, key, value);
+    }
+    Status put(std::string_view key, std::string_view value) override {
+        Status s = session_->put(kNs, key, value);
+        countRetries();
+        return s;
+    }
+    Status remove(std::string_view key) override {
+        Status s = session_->remove(kNs, key);
+        countRetries();
+        return s;
+    }
+    Status scan(std::string_view start, uint64_t limit, ScanResult* out) override {
+        auto opened = session_->openCursor(kNs);
+        if (!opened.ok())
+            return opened.status();
+        engine::Cursor& cursor = *opened.value();
+        Status s = start.empty() ? cursor.first() : cursor.seek(start);
+        for (uint64_t n = 0; s.ok() && cursor.valid() && n < limit; ++n) {
+            ++out->count;
+            out->bytes += cursor.key().size() + cursor.value().size();
+            if (out->collect != nullptr)
+                out->collect->emplace_back(cursor.key(), cursor.value());
+            s = cursor.next();
+        }
+        return s;
+    }
+    Status begin(TxnKind) override { return session_->begin(); }
+    Status commit() override { return session_->commit(); }
+    // mvkv rolls an explicit transaction back itself when it reports a conflict.
+    Status abort() override { return session_->inTransaction() ? session_->abort() : Status::OK(); }
+
+  private:
+    // Inside a transaction a conflict is returned, not retried: nothing to count.
+    void countRetries() {
+        if (!session_->inTransaction())
+            conflicts_ += session_->lastOpWriteConflicts();
+    }
+
+    std::unique_ptr<Session> session_;
+};
+
+class MvkvStore final : public Store {
+  public:
+    explicit MvkvStore(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
+
+    StatusWith<std::unique_ptr<StoreThread>> thread() override {
+        return std::unique_ptr<StoreThread>(new MvkvThread(engine_->openSession()));
+    }
+
+    std::vector<std::pair<std::string, double>> engineMetrics() override {
+        engine::EngineStats stats = engine_->stats();
+        std::vector<std::pair<std::string, double>> out{
+            {"max_chain", double(stats.maxChainLength)},
+            {"mean_chain", stats.meanChainLength},
+        };
+        return out;
+    }
+
+  private:
+    std::unique_ptr<Engine> engine_;
+};
+
+StatusWith<std::unique_ptr<Store>> openMvkv(const StoreOptions& options) {
+    if (options.sync != SyncMode::kNone) {
+        return Status::InvalidArgument(
+            "mvkv keeps no log until the oplog lands (issue 6): only --sync none");
+    }
+    auto opened = Engine::open({});
+    if (!opened.ok())
+        return opened.status();
+    std::unique_ptr<Engine> engine = std::move(opened).value();
+    Status created = engine->openSession()->createCollection(kNs);
+    if (!created.ok())
+        return created;
+    return std::unique_ptr<Store>(new MvkvStore(std::move(engine)));
+}
+
+}  // namespace
+
+StoreFactory mvkvStoreFactory() {
+    StoreFactory f;
+    f.name = "mvkv";
+    f.version = MVKV_VERSION;
+    f.available = true;
+    f.syncModes = {SyncMode::kNone};
+    f.open = openMvkv;
+    return f;
+}
+
+}  // namespace mvkv::bench
