@@ -16,6 +16,7 @@
 //   mvkv-bench --seed 7                      seed of every random choice (default 42)
 //   mvkv-bench --dir /mnt/fast               where the engines' directories go ($TMPDIR)
 //   mvkv-bench --json out.json --csv out.csv also write the results as JSON / CSV
+//   mvkv-bench --no-fork                     storage cases in this process (for profilers)
 //   mvkv-bench --list                        list workloads and their cases
 //
 // Output: a header (date, CPU model, CPU count, kernel, compiler, build
@@ -175,6 +176,10 @@ int run(int argc, char** argv) {
     app.add_option("--dir", config.dir,
                    "Directory for the engines' fresh directories (default: $TMPDIR or /tmp)")
         ->type_name("DIR");
+    bool noFork = false;
+    app.add_flag("--no-fork", noFork,
+                 "Run storage cases in this process, not a child each (for profilers; peak RSS "
+                 "is then the whole run's)");
     app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
     app.add_option("--csv", csvPath, "Also write the results to FILE as CSV")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
@@ -186,6 +191,7 @@ int run(int argc, char** argv) {
     }
 
     config.syncFsync = sync == "fsync";
+    config.fork = !noFork;
     for (const std::string& e : config.engines) {
         if (findStoreFactory(e) == nullptr) {
             std::string known;

@@ -183,6 +183,7 @@ void fromWire(const nlohmann::json& j, ResultRow& row) {
 }
 
 /// The child's work: open, load, run, measure. Returns the row (error set on failure).
+/// (With --no-fork it runs in the driver's process; peak RSS is then the process's.)
 ResultRow runInChild(const StorageSpec& spec, const StoreFactory& factory,
                      const BenchConfig& config, int threads, const std::filesystem::path& dir) {
     ResultRow row;
@@ -243,6 +244,14 @@ ResultRow runCase(const StorageSpec& spec, const StoreFactory& factory, const Be
     if (ec) {
         row.error = fmt::format("cannot create {}: {}", dir.string(), ec.message());
         return row;
+    }
+    if (!config.fork) {
+        ResultRow result = runInChild(spec, factory, config, threads, dir);
+        result.workload = spec.name;
+        result.caseName = factory.name;
+        result.threads = threads;
+        std::filesystem::remove_all(dir, ec);
+        return result;
     }
     int fds[2];
     if (::pipe(fds) != 0) {

@@ -46,6 +46,7 @@ struct BenchConfig {
     std::string distribution;          // "uniform" / "zipfian"; empty: each workload's default
     uint64_t seed = 42;
     std::string dir;  // parent of the engines' directories; empty: $TMPDIR (or /tmp)
+    bool fork = true;  // each storage case in a child process (--no-fork: in this one, to profile)
 
     /// True when `caseName` was not filtered out by --cases.
     bool wantCase(std::string_view caseName) const;

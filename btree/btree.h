@@ -130,7 +130,8 @@ class BTree {
 
       private:
         enum class Mode { kGE, kGT, kLE, kLT, kLast };
-        void fill(std::string_view target, Mode mode);
+        // Loads the batch: up to `limit` entries next to `target` in `mode`.
+        void fill(std::string_view target, Mode mode, int limit);
 
         const BTree* tree_;
         // The batch: entries [0, count_) of one leaf, in key order; pos_ is

@@ -16,28 +16,39 @@ namespace mvkv {
 
 using namespace btree_detail;
 
+namespace {
+// Room a batch keeps per key: keys up to this long are copied from the
+// inline words with two 8-byte stores (KeySlots::copyKey).
+constexpr size_t kInlineKeyBytes = 16;
+// The first batch after a seek: a point seek followed by a few next() calls
+// (the common short range read) should not copy the whole rest of a leaf.
+// Later batches, from next()/prev(), take the leaf's remainder.
+constexpr int kSeekBatch = 16;
+constexpr int kWholeLeaf = 1 << 30;
+}  // namespace
+
 BTree::Cursor::Cursor(const BTree& tree) : tree_(&tree) {
     keyOffsets_.push_back(0);
 }
 
 void BTree::Cursor::seek(std::string_view key) {
     target_.assign(key.data(), key.size());  // before fill() reuses keyBytes_: key may point there
-    fill(target_, Mode::kGE);
+    fill(target_, Mode::kGE, kSeekBatch);
 }
 
 void BTree::Cursor::seekForPrev(std::string_view key) {
     target_.assign(key.data(), key.size());
-    fill(target_, Mode::kLE);
+    fill(target_, Mode::kLE, kSeekBatch);
 }
 
 void BTree::Cursor::seekFirst() {
     target_.clear();  // the empty key sorts first
-    fill(target_, Mode::kGE);
+    fill(target_, Mode::kGE, kSeekBatch);
 }
 
 void BTree::Cursor::seekLast() {
     target_.clear();
-    fill(target_, Mode::kLast);
+    fill(target_, Mode::kLast, kSeekBatch);
 }
 
 void BTree::Cursor::next() {
@@ -49,7 +60,7 @@ void BTree::Cursor::next() {
         return;
     }
     target_.assign(key());
-    fill(target_, Mode::kGT);
+    fill(target_, Mode::kGT, kWholeLeaf);
 }
 
 void BTree::Cursor::prev() {
@@ -61,15 +72,14 @@ void BTree::Cursor::prev() {
         return;
     }
     target_.assign(key());
-    fill(target_, Mode::kLT);
+    fill(target_, Mode::kLT, kWholeLeaf);
 }
 
-void BTree::Cursor::fill(std::string_view target, Mode mode) {
+void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
     const bool forward = mode == Mode::kGE || mode == Mode::kGT;
     auto guard = tree_->epochs_.pin();
     for (Restarter backoff;; backoff.pause()) {
-        keyBytes_.clear();
-        keyOffsets_.resize(1);
+        keyOffsets_.resize(1);  // keyBytes_ keeps its size: it is written by offset
         values_.clear();
         count_ = 0;
         pos_ = 0;
@@ -124,19 +134,47 @@ void BTree::Cursor::fill(std::string_view target, Mode mode) {
             case Mode::kLast:
                 break;
         }
+        // At most `limit` entries, the nearest ones in the direction of travel.
+        if (end - begin > limit) {
+            if (forward)
+                end = begin + limit;
+            else
+                begin = end - limit;
+        }
+        // Copy [begin, end) into the batch with plain stores: sized once for
+        // 16-byte keys, grown only for longer ones.
         bool restart = false;
+        const size_t span = end > begin ? size_t(end - begin) : 0;
+        keyOffsets_.resize(span + 1);
+        values_.resize(span);
+        keyBytes_.resize(std::max(keyBytes_.size(), span * kInlineKeyBytes));
+        size_t used = 0;
         for (int i = begin; i < end; ++i) {
-            if (!leaf->keys.appendKey(i, keyBytes_)) {
+            size_t room = keyBytes_.size() - used;
+            if (room < kInlineKeyBytes) {
+                // Longer keys before this one used up the room of the rest.
+                keyBytes_.resize(used + size_t(end - i) * kInlineKeyBytes);
+                room = keyBytes_.size() - used;
+            }
+            int64_t copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
+            if (copied > int64_t(room)) {
+                // A long key: grow (for the rest as well) and copy it again.
+                keyBytes_.resize(used + size_t(copied) + size_t(end - i) * kInlineKeyBytes);
+                room = keyBytes_.size() - used;
+                copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
+            }
+            if (copied < 0 || copied > int64_t(room)) {
                 restart = true;  // torn: validation below would fail anyway
                 break;
             }
-            keyOffsets_.push_back(static_cast<uint32_t>(keyBytes_.size()));
-            values_.push_back(leaf->values[i].load(std::memory_order_acquire));
+            used += size_t(copied);
+            keyOffsets_[size_t(i - begin) + 1] = static_cast<uint32_t>(used);
+            values_[size_t(i - begin)] = leaf->values[i].load(std::memory_order_acquire);
         }
         if (restart || !validate(leaf, v)) {
             continue;
         }
-        count_ = values_.size();
+        count_ = span;
         if (count_ > 0) {
             pos_ = forward ? 0 : count_ - 1;
             return;

@@ -221,10 +221,14 @@ struct KeySlots {
     }
     const KeyBlob* blobAt(int i) const { return blob[i].load(std::memory_order_acquire); }
 
-    // Appends slot i's key to `out`. Keys of up to 16 bytes are rebuilt from
-    // the inline words, so a scan does not touch their blobs. False on torn
-    // state (a null blob); the caller's validation fails then anyway.
-    bool appendKey(int i, std::string& out) const {
+    // Copies slot i's key to `out` and returns its length. `room`, the space
+    // at `out`, must be at least 16. Keys of up to 16 bytes are
+    // rebuilt from the inline words (16 bytes stored, whatever the length),
+    // so a scan does not touch their blobs. `room` is the space at `out`; a
+    // longer key returns its length without copying, so the caller can grow
+    // the buffer and ask again. -1 on torn state (a null blob); the caller's
+    // validation fails then anyway.
+    int64_t copyKey(int i, char* out, size_t room) const {
         uint32_t n = len[i].load(std::memory_order_acquire);
         if (n <= 16) {
             uint64_t words[2] = {prefix[i].load(std::memory_order_acquire),
@@ -233,17 +237,17 @@ struct KeySlots {
                 words[0] = __builtin_bswap64(words[0]);
                 words[1] = __builtin_bswap64(words[1]);
             }
-            char bytes[16];
-            std::memcpy(bytes, words, sizeof(bytes));
-            out.append(bytes, n);
-            return true;
+            std::memcpy(out, words, sizeof(words));
+            return n;
         }
         const KeyBlob* b = blobAt(i);
         if (b == nullptr) {
-            return false;
+            return -1;
         }
-        out.append(b->data(), b->len);
-        return true;
+        if (b->len <= room) {
+            std::memcpy(out, b->data(), b->len);
+        }
+        return b->len;
     }
 };
 

@@ -1,5 +1,7 @@
 #include "engine/cursor.h"
 
+#include <cstring>
+
 #include "engine/engine.h"
 #include "engine/session.h"
 
@@ -46,8 +48,11 @@ void Cursor::settle(bool forward) {
         const auto* chain = static_cast<const mvcc::UpdateChain*>(treeCursor_.value());
         const mvcc::Update* u = t.findVisible(*chain);
         if (u && !u->isTombstone()) {
-            key_.assign(treeCursor_.key());
-            value_.assign(u->value());
+            // resize + memcpy: assign()'s general path (aliasing, growth
+            // policy) costs more than the copy of a small value.
+            std::string_view v = u->value();
+            value_.resize(v.size());
+            std::memcpy(value_.data(), v.data(), v.size());
             valid_ = true;
             return;
         }

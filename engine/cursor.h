@@ -40,8 +40,9 @@ class Cursor {
     Status prev();
 
     bool valid() const { return valid_; }
-    /// Valid until the cursor moves.
-    std::string_view key() const { return key_; }
+    /// Valid until the cursor moves (the key is a view of the tree cursor's
+    /// own copy of the leaf; the value a copy made when the cursor settled).
+    std::string_view key() const { return treeCursor_.key(); }
     std::string_view value() const { return value_; }
 
   private:
@@ -60,7 +61,6 @@ class Cursor {
     uint64_t generation_;
     BTree::Cursor treeCursor_;
     bool valid_ = false;
-    std::string key_;
     std::string value_;
 };
 
