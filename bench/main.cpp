@@ -31,8 +31,10 @@
 //   {"tool":"mvkv-bench","version":..., "machine":{cpu_model,cpus,cpu_cache,
 //    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "engines":[{name,version,
 //    available,why?}], "config":{threads,duration,ops_per_thread,repeat,cases,keys,key_size,
-//    value_size,engines,sync,distribution,seed}, "results":[{workload,case,threads,ops,seconds,
-//    ops_per_sec,ns_per_op,cpu_pct,<metric>...,error?,skipped?}], "notes":{workload:[...]}}
+//    value_size,engines,sync,distribution,seed,dir,fork}, "command":argv joined,
+//    "workloads":{name:{description,kind:"storage"|"micro"}}, "metric_units":{metric:unit},
+//    "results":[{workload,case,threads,ops,seconds,ops_per_sec,ns_per_op,cpu_pct,<metric>...,
+//    error?,skipped?}], "notes":{workload:[...]}}
 // --csv has one line per result: the same fields, one column per metric name.
 //
 // Layout of bench/: main.cpp (flags, orchestration), workload.h/.cpp (the
@@ -261,6 +263,8 @@ int run(int argc, char** argv) {
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     nlohmann::ordered_json notes = nlohmann::ordered_json::object();
+    nlohmann::ordered_json workloads = nlohmann::ordered_json::object();
+    nlohmann::ordered_json units = nlohmann::ordered_json::object();
     std::vector<ResultRow> allRows;
     bool failed = false;
     for (const Workload* w : selected) {
@@ -296,14 +300,24 @@ int run(int argc, char** argv) {
             }
         }
         notes[w->name] = r.notes;
+        workloads[w->name] = {{"description", w->description},
+                              {"kind", r.caseColumn == "engine" ? "storage" : "micro"}};
+        for (const ResultRow& row : r.rows) {
+            for (const Metric& m : row.metrics)
+                units[m.name] = m.unit;
+        }
         fmt::print("\n");
         std::fflush(stdout);
     }
 
     if (!jsonPath.empty()) {
+        std::string command;
+        for (int i = 0; i < argc; ++i)
+            command += (i > 0 ? " " : "") + std::string(argv[i]);
         nlohmann::ordered_json doc = {
             {"tool", "mvkv-bench"},
             {"version", MVKV_VERSION},
+            {"command", command},
             {"machine", toJson(machine)},
             {"engines", enginesJson()},
             {"config",
@@ -318,7 +332,11 @@ int run(int argc, char** argv) {
               {"engines", config.engines},
               {"sync", sync},
               {"distribution", config.distribution.empty() ? "default" : config.distribution},
-              {"seed", config.seed}}},
+              {"seed", config.seed},
+              {"dir", config.dir.empty() ? "$TMPDIR" : config.dir},
+              {"fork", config.fork}}},
+            {"workloads", workloads},
+            {"metric_units", units},
             {"results", results},
             {"notes", notes},
         };
