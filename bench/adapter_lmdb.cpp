@@ -238,15 +238,10 @@ StatusWith<std::unique_ptr<Store>> openLmdb(const StoreOptions& options) {
 }  // namespace
 
 StoreFactory lmdbStoreFactory() {
-    StoreFactory f;
-    f.name = "lmdb";
     int major = 0, minor = 0, patch = 0;
     mdb_version(&major, &minor, &patch);
-    f.version = fmt::format("{}.{}.{}", major, minor, patch);
-    f.available = true;
-    f.syncModes = {SyncMode::kNone, SyncMode::kFsync};
-    f.open = openLmdb;
-    return f;
+    return availableStore("lmdb", fmt::format("{}.{}.{}", major, minor, patch),
+                          {SyncMode::kNone, SyncMode::kFsync}, openLmdb);
 }
 
 }  // namespace mvkv::bench

@@ -111,13 +111,7 @@ StatusWith<std::unique_ptr<Store>> openMvkv(const StoreOptions& options) {
 }  // namespace
 
 StoreFactory mvkvStoreFactory() {
-    StoreFactory f;
-    f.name = "mvkv";
-    f.version = MVKV_VERSION;
-    f.available = true;
-    f.syncModes = {SyncMode::kNone};
-    f.open = openMvkv;
-    return f;
+    return availableStore("mvkv", MVKV_VERSION, {SyncMode::kNone}, openMvkv);
 }
 
 }  // namespace mvkv::bench

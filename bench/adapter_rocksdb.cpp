@@ -309,13 +309,9 @@ StatusWith<std::unique_ptr<Store>> openRocksDb(const StoreOptions& options) {
 }  // namespace
 
 StoreFactory rocksDbStoreFactory() {
-    StoreFactory f;
-    f.name = "rocksdb";
-    f.version = fmt::format("{}.{}.{}", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
-    f.available = true;
-    f.syncModes = {SyncMode::kNone, SyncMode::kFsync};
-    f.open = openRocksDb;
-    return f;
+    return availableStore("rocksdb",
+                          fmt::format("{}.{}.{}", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH),
+                          {SyncMode::kNone, SyncMode::kFsync}, openRocksDb);
 }
 #endif
 

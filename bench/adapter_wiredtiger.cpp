@@ -330,15 +330,10 @@ StatusWith<std::unique_ptr<Store>> openWiredTiger(const StoreOptions& options) {
 }  // namespace
 
 StoreFactory wiredTigerStoreFactory() {
-    StoreFactory f;
-    f.name = "wiredtiger";
     int major = 0, minor = 0, patch = 0;
     wiredtiger_version(&major, &minor, &patch);
-    f.version = fmt::format("{}.{}.{}", major, minor, patch);
-    f.available = true;
-    f.syncModes = {SyncMode::kNone, SyncMode::kFsync};
-    f.open = openWiredTiger;
-    return f;
+    return availableStore("wiredtiger", fmt::format("{}.{}.{}", major, minor, patch),
+                          {SyncMode::kNone, SyncMode::kFsync}, openWiredTiger);
 }
 #endif
 

@@ -37,6 +37,13 @@ struct ConflictTally {
         if (n != 0)
             total->fetch_add(n, std::memory_order_relaxed);
     }
+    /// The conflicts and conflicts per op columns.
+    void report(StorageRun& run) const {
+        double n = double(total->load());
+        run.metrics.push_back({"conflicts", n, ""});
+        if (run.measurement.totalOps > 0)
+            run.metrics.push_back({"conflicts_per_op", n / double(run.measurement.totalOps), ""});
+    }
 };
 
 StorageRun transfer(StorageContext& ctx, int threads) {
@@ -98,12 +105,7 @@ StorageRun transfer(StorageContext& ctx, int threads) {
                                              all.size(), ctx.loadedKeys, uint64_t(sum),
                                              uint64_t(expected)));
     }
-    uint64_t ops = run.measurement.totalOps;
-    run.metrics.push_back({"conflicts", double(conflicts.total->load()), ""});
-    if (ops > 0) {
-        run.metrics.push_back(
-            {"conflicts_per_op", double(conflicts.total->load()) / double(ops), ""});
-    }
+    conflicts.report(run);
     return run;
 }
 
@@ -122,12 +124,7 @@ StorageRun hotkey(StorageContext& ctx, int threads) {
             seen = h.conflicts();
         };
     });
-    uint64_t ops = run.measurement.totalOps;
-    run.metrics.push_back({"conflicts", double(conflicts.total->load()), ""});
-    if (ops > 0) {
-        run.metrics.push_back(
-            {"conflicts_per_op", double(conflicts.total->load()) / double(ops), ""});
-    }
+    conflicts.report(run);
     return run;
 }
 

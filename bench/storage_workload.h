@@ -75,6 +75,22 @@ std::vector<StorageSpec> basicStorageSpecs();  // db_bench's: fills, reads, seek
 std::vector<StorageSpec> ycsbStorageSpecs();   // YCSB A-F
 std::vector<StorageSpec> txnStorageSpecs();    // transfer, hotkey, longsnapshot
 
+/// A count one thread keeps without writing shared memory per op, added to
+/// `total` when the thread's op (the last copy of its shared_ptr) is
+/// destroyed, which runParallel does before it returns.
+class LocalTally {
+  public:
+    explicit LocalTally(std::shared_ptr<std::atomic<uint64_t>> total) : total_(std::move(total)) {}
+    ~LocalTally() { total_->fetch_add(n_, std::memory_order_relaxed); }
+    LocalTally(const LocalTally&) = delete;
+    LocalTally& operator=(const LocalTally&) = delete;
+    void add(uint64_t n = 1) { n_ += n; }
+
+  private:
+    std::shared_ptr<std::atomic<uint64_t>> total_;
+    uint64_t n_ = 0;
+};
+
 /// Throws std::runtime_error("<what>: <status>") unless `s` is OK.
 void check(const Status& s, std::string_view what);
 

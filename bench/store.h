@@ -116,6 +116,10 @@ struct StoreFactory {
     std::function<StatusWith<std::unique_ptr<Store>>(const StoreOptions&)> open;
 };
 
+/// An available engine's factory.
+StoreFactory availableStore(std::string name, std::string version, std::vector<SyncMode> syncModes,
+                            std::function<StatusWith<std::unique_ptr<Store>>(const StoreOptions&)> open);
+
 /// Every engine, available or not, in the bench's fixed order (mvkv, lmdb,
 /// wiredtiger, rocksdb).
 const std::vector<StoreFactory>& storeFactories();

@@ -68,10 +68,10 @@ struct Split {
     Node* right;
 };
 
-// Moves the upper half of a locked, full leaf into a new leaf.
-Split splitLeaf(Leaf* leaf) {
+// Moves entries [mid, n) of a locked, full leaf into a new leaf (0 < mid < n).
+Split splitLeaf(Leaf* leaf, int mid) {
     int n = leaf->count.load(std::memory_order_relaxed);
-    int mid = n / 2;
+    assert(mid > 0 && mid < n);
     auto* right = new Leaf;
     for (int i = mid; i < n; ++i) {
         right->keys.copyFrom(i - mid, leaf->keys, i);
@@ -304,7 +304,11 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         if (!lockForSplit(parent, pv, leaf, v)) {
             continue;
         }
-        Split split = splitLeaf(leaf);
+        // An insert past the leaf's last key (ascending keys: a sequential
+        // load, a time series) keeps the left leaf full and moves only its
+        // last entry, as LMDB and WiredTiger do on append; halving would
+        // leave every leaf of such a load half empty.
+        Split split = splitLeaf(leaf, pos == n ? n - 1 : n / 2);
         Leaf* target = compareBytes(key, split.separator->view()) < 0 ? leaf : asLeaf(split.right);
         bool unused;
         int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <unordered_set>
 
 #include "engine/cursor.h"
@@ -297,7 +298,10 @@ Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     if (mvcc::UpdateChain* chain = coll.findChain(key)) {
         const mvcc::Update* u = txn_.findVisible(*chain);
         if (u && !u->isTombstone()) {
-            out->assign(u->value());
+            // resize + memcpy: cheaper than assign()'s general path for a small value.
+            std::string_view v = u->value();
+            out->resize(v.size());
+            std::memcpy(out->data(), v.data(), v.size());
             return Status::OK();
         }
     }
