@@ -34,6 +34,7 @@
 
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/lock_stats.h"
+#include "lockmgr/namespace_memo.h"
 #include "util/deadline.h"
 #include "util/status.h"
 
@@ -479,6 +480,7 @@ class Locker {
     std::optional<std::chrono::milliseconds> maxLockTimeout_;
     TicketHolder* ticketHolder_ = nullptr;  // the holder our ticket came from
     LockerLockStats stats_;
+    NamespaceMemo nsMemo_;  // AutoGetCollection's last namespace string -> ids
 };
 
 }  // namespace mvkv::lockmgr

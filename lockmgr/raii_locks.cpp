@@ -85,17 +85,37 @@ CollectionLock::CollectionLock(Locker& locker, std::string_view ns, LockMode mod
 
 AutoGetCollection::AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
                                      const Deadline& deadline) {
+    // The locker's memo compares the whole string: a hit is exactly what
+    // splitting and hashing would give.
+    ResourceId dbId;
+    ResourceId collId;
+    size_t dot;
+    if (const NamespaceMemo::Ids* hit = locker.nsMemo_.find(ns)) [[likely]] {
+        dbId = hit->db;
+        collId = hit->coll;
+        dot = hit->dot;
+    } else if (!resolve(locker, ns, dbId, collId, dot)) {
+        return;  // status_ says why
+    }
+    if (tryAcquireFast(locker, dbId, collId, mode, deadline)) [[likely]]
+        return;
+    acquire(locker, ns, ns.substr(0, dot), dbId, collId, mode, deadline);
+}
+
+bool AutoGetCollection::resolve(Locker& locker, std::string_view ns, ResourceId& dbId,
+                                ResourceId& collId, size_t& dot) {
     auto parts = splitNamespace(ns);
     if (!parts.ok()) {
         status_ = parts.status();
-        return;
+        return false;
     }
-    std::string_view db = parts.value().first;
-    ResourceId dbId = ResourceId::database(db);
-    ResourceId collId = ResourceId::collection(ns);
-    if (tryAcquireFast(locker, dbId, collId, mode, deadline)) [[likely]]
-        return;
-    acquire(locker, ns, db, dbId, collId, mode, deadline);
+    NamespaceMemo::Ids ids;
+    ids.db = dbId = ResourceId::database(parts.value().first);
+    ids.coll = collId = ResourceId::collection(ns);
+    dot = parts.value().first.size();
+    ids.dot = uint32_t(dot);
+    locker.nsMemo_.remember(ns, ids);
+    return true;
 }
 
 void AutoGetCollection::acquireNs(Locker& locker, const LockNamespace& ns, LockMode mode,

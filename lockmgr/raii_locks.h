@@ -201,6 +201,10 @@ class AutoGetCollection {
     }
     void acquireNs(Locker& locker, const LockNamespace& ns, LockMode mode,
                    const Deadline& deadline);
+    // Splits and hashes `ns` and remembers the ids in the locker's memo;
+    // false (status_ set) when `ns` is not "db.coll".
+    [[gnu::noinline]] bool resolve(Locker& locker, std::string_view ns, ResourceId& dbId,
+                                   ResourceId& collId, size_t& dot);
     void acquire(Locker& locker, std::string_view ns, std::string_view db, ResourceId dbId,
                  ResourceId collId, LockMode mode, const Deadline& deadline);
 
