@@ -50,6 +50,16 @@ void Locker::RequestTable::grow() {
     capacity_ *= 2;
 }
 
+bool Locker::findChainHeads(ResourceId dbId, ResourceId collId) {
+    LockHead* hg = manager_.findHead(ResourceId::global());
+    LockHead* hd = manager_.findHead(dbId);
+    LockHead* hc = manager_.findHead(collId);
+    if (hg == nullptr || hd == nullptr || hc == nullptr)
+        return false;
+    chainHeads_ = {dbId, collId, hg, hd, hc};
+    return true;
+}
+
 bool Locker::lockChainTicketFirst(LockHead* hg, LockHead* hd, LockHead* hc) {
     LockRequest* g = freeHead_;
     LockRequest* d = g->nextFree;

@@ -140,7 +140,7 @@ class Locker {
     bool isInterrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
   private:
-    friend class ResourceLock;       // lockAndGet / unlockHeld: no search on release
+    friend class HeldLock;           // lockAndGet / unlockHeld: no search on release
     friend class AutoGetCollection;  // tryLockChainFast / tryUnlockChainFast
 
     // The held (and pending) requests: an array inline in the Locker (no
@@ -294,11 +294,16 @@ class Locker {
             collId.type() != ResourceType::kCollection) [[unlikely]] {
             return false;
         }
-        LockHead* hg = manager_.findHead(ResourceId::global());
-        LockHead* hd = manager_.findHead(dbId);
-        LockHead* hc = manager_.findHead(collId);
-        if (hg == nullptr || hd == nullptr || hc == nullptr) [[unlikely]]
-            return false;
+        LockHead* hg = chainHeads_.global;
+        LockHead* hd = chainHeads_.db;
+        LockHead* hc = chainHeads_.coll;
+        if (!(dbId == chainHeads_.dbId) || !(collId == chainHeads_.collId)) [[unlikely]] {
+            if (!findChainHeads(dbId, collId))
+                return false;
+            hg = chainHeads_.global;
+            hd = chainHeads_.db;
+            hc = chainHeads_.coll;
+        }
         LockRequest* g = freeHead_;
         LockRequest* d = g->nextFree;
         LockRequest* c = d->nextFree;
@@ -403,6 +408,11 @@ class Locker {
         return r->recursiveCount == 1 && r->unlockPending == 0 && r->partitioned;
     }
 
+    /// Looks up the LockHeads of Global, `dbId` and `collId` and remembers
+    /// them in chainHeads_; false (chainHeads_ unchanged) when one has none
+    /// yet (the general path creates it).
+    [[gnu::noinline]] bool findChainHeads(ResourceId dbId, ResourceId collId);
+
     /// tryLockChainFast()'s route when the ticket cannot come from the
     /// partition's stock (FIFO policy, or stock and pool empty): the ticket
     /// first (reclaiming stranded ones), then the three requests. False:
@@ -481,6 +491,17 @@ class Locker {
     TicketHolder* ticketHolder_ = nullptr;  // the holder our ticket came from
     LockerLockStats stats_;
     NamespaceMemo nsMemo_;  // AutoGetCollection's last namespace string -> ids
+    // The LockHeads tryLockChainFast() used last. LockHeads live as long as
+    // the LockManager and one id always has the same one, so the pointers
+    // stay right; only the ids are compared.
+    struct ChainHeads {
+        ResourceId dbId;    // invalid until the first lookup: matches no lock id
+        ResourceId collId;
+        LockHead* global = nullptr;
+        LockHead* db = nullptr;
+        LockHead* coll = nullptr;
+    };
+    ChainHeads chainHeads_;
 };
 
 }  // namespace mvkv::lockmgr
