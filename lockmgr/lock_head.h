@@ -23,23 +23,11 @@
 #include <cstdint>
 #include <string>
 
+#include "lockmgr/lock_partition.h"
 #include "lockmgr/lock_request.h"
 #include "util/spin_latch.h"
 
 namespace mvkv::lockmgr {
-
-/// Lockers are spread over this many fast-path partitions (by locker id).
-inline constexpr size_t kNumLockPartitions = 16;
-
-/// The latch of one fast-path partition. One per partition per LockManager,
-/// shared by that partition's slots in every LockHead: a locker's requests
-/// on Global, Database and Collection all sit under the same latch, so
-/// AutoGetCollection takes (and releases) all three with one latch round.
-/// Cache-line sized, so lockers in different partitions share nothing.
-struct alignas(64) LockPartitionLatch {
-    SpinLatch latch;
-};
-using LockPartitionLatches = std::array<LockPartitionLatch, kNumLockPartitions>;
 
 /// One partition's intent-mode requests on one resource. They are all granted
 /// (intent modes never conflict with each other) and are not in the LockHead's

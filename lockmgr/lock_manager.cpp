@@ -17,7 +17,7 @@ using Status = LockRequest::Status;
 LockManager::LockManager(LockManagerOptions options)
     : options_(options),
       buckets_(new Bucket[kNumBuckets]),
-      tickets_(options.ticketPolicy, options.readTickets, options.writeTickets) {}
+      tickets_(options.ticketPolicy, options.readTickets, options.writeTickets, &partitionLatches_) {}
 
 LockManager::~LockManager() {
     for (size_t i = 0; i < kNumBuckets; ++i) {

@@ -255,6 +255,39 @@ class LockManager {
         s0.latch->unlock();
         return open;
     }
+    enum class Chain3 : uint8_t { kGranted, kClosed, kNoTicket };
+    // tryLockPartitioned3() that also takes the ticket, from `tickets`' stock
+    // in the same partition line, inside the same latch round: kGranted (the
+    // three granted and a ticket taken), kClosed (a slot is closed: nothing
+    // changed) or kNoTicket (the stock and the pool are empty: nothing
+    // changed; stranded tickets may be left in other partitions' stocks).
+    // `partition` is the requests' locker's partition.
+    [[gnu::always_inline]] static Chain3 tryLockPartitioned3(size_t partition, LockHead* h0,
+                                                             LockRequest* r0, LockHead* h1,
+                                                             LockRequest* r1, LockHead* h2,
+                                                             LockRequest* r2,
+                                                             SemaphoreTicketHolder* tickets) {
+        assert(partition == r0->lockerId % kNumPartitions && r0->lockerId == r1->lockerId &&
+               r1->lockerId == r2->lockerId);
+        LockPartitionSlot& s0 = h0->slots[partition];
+        LockPartitionSlot& s1 = h1->slots[partition];
+        LockPartitionSlot& s2 = h2->slots[partition];
+        LockPartitionLatch& line = tickets->lineFor(partition);
+        assert(&line.latch == s0.latch && s0.latch == s1.latch && s1.latch == s2.latch);
+        line.latch.lock();
+        Chain3 result = Chain3::kClosed;
+        if (s0.open & s1.open & s2.open) [[likely]] {
+            result = Chain3::kNoTicket;
+            if (tickets->takeLocked(line)) [[likely]] {
+                linkInSlot(s0, h0, r0);
+                linkInSlot(s1, h1, r1);
+                linkInSlot(s2, h2, r2);
+                result = Chain3::kGranted;
+            }
+        }
+        line.latch.unlock();
+        return result;
+    }
     [[gnu::always_inline]] static void linkInSlot(LockPartitionSlot& slot, LockHead* head,
                                                   LockRequest* r) {
         slot.granted.pushBack(r);
@@ -280,20 +313,29 @@ class LockManager {
         return inSlot;
     }
     // tryUnlockPartitioned() of three requests of one locker under one latch
-    // round: all three released, or none (false: one of them was migrated).
-    [[gnu::always_inline]] static bool tryUnlockPartitioned3(LockRequest* r0, LockRequest* r1,
-                                                             LockRequest* r2) {
+    // round (`latch`, their partition's): all three released, or none
+    // (false: one of them was migrated). With `tickets`, the locker's ticket
+    // goes back into its partition's stock in the same round; `wake` then
+    // says whether ticket waiters must be woken (tickets->wakeWaiters(),
+    // after this returns).
+    [[gnu::always_inline]] static bool tryUnlockPartitioned3(LockPartitionLatch& line,
+                                                             LockRequest* r0, LockRequest* r1,
+                                                             LockRequest* r2,
+                                                             SemaphoreTicketHolder* tickets,
+                                                             bool& wake) {
         assert(r0->lockerId == r1->lockerId && r1->lockerId == r2->lockerId);
-        SpinLatch* latch = slotFor(r0->lock, r0->lockerId).latch;
-        latch->lock();
-        bool inSlots =
-            r0->partitionSlot != nullptr && r1->partitionSlot != nullptr && r2->partitionSlot != nullptr;
+        assert(&line.latch == slotFor(r0->lock, r0->lockerId).latch);
+        line.latch.lock();
+        bool inSlots = (r0->partitionSlot != nullptr) & (r1->partitionSlot != nullptr) &
+                       (r2->partitionSlot != nullptr);
         if (inSlots) [[likely]] {
             unlinkFromSlot(r2);
             unlinkFromSlot(r1);
             unlinkFromSlot(r0);
+            if (tickets != nullptr)
+                wake = tickets->releaseLocked(line);
         }
-        latch->unlock();
+        line.latch.unlock();
         return inSlots;
     }
     // lock() past the fast path: under the bucket mutex. `head` is what

@@ -61,7 +61,7 @@ class LockStats {
 /// One locker's counters: written by the owner thread only, readable by any.
 class LockerLockStats {
   public:
-    void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
+    [[gnu::always_inline]] void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
         auto& c = counters_[LockStats::index(t, m, k)];
         c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }

@@ -31,7 +31,7 @@ Locker::~Locker() {
     }
     requests_.clear();
     if (ticketHolder_ != nullptr)
-        ticketHolder_->release();
+        ticketHolder_->release(partition());
     while (LockRequest* r = freeHead_) {
         freeHead_ = r->nextFree;
         delete r;
@@ -48,6 +48,30 @@ void Locker::RequestTable::grow() {
     heap_ = std::move(bigger);
     data_ = heap_.get();
     capacity_ *= 2;
+}
+
+bool Locker::findChainHeads(ResourceId dbId, ResourceId collId) {
+    LockHead* hg = manager_.findHead(ResourceId::global());
+    LockHead* hd = manager_.findHead(dbId);
+    LockHead* hc = manager_.findHead(collId);
+    if (hg == nullptr || hd == nullptr || hc == nullptr)
+        return false;
+    chainHeads_ = {dbId, collId, hg, hd, hc};
+    return true;
+}
+
+bool Locker::lockChainTicketFirst(LockHead* hg, LockHead* hd, LockHead* hc) {
+    LockRequest* g = freeHead_;
+    LockRequest* d = g->nextFree;
+    LockRequest* c = d->nextFree;
+    TicketHolder* holder = manager_.tickets().forMode(g->mode);
+    if (!holder->tryAcquireFast(partition()))
+        return false;
+    if (!LockManager::tryLockPartitioned3(hg, g, hd, d, hc, c)) {
+        holder->releaseFast(partition());
+        return false;
+    }
+    return true;
 }
 
 LockRequest* Locker::newRequest(ResourceId id) {
@@ -233,7 +257,7 @@ StatusWith<LockResult> Locker::lockGlobalBegin(LockMode mode, const Deadline& de
 Status Locker::waitForTicket(TicketHolder* holder, LockMode mode, const Deadline& deadline) {
     bool reader = isSharedMode(mode);
     manager_.addQueued(reader, +1);
-    Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_);
+    Status s = holder->acquire(effectiveDeadline(deadline, Clock::now()), interrupted_, partition());
     manager_.addQueued(reader, -1);
     if (s.code() == StatusCode::kLockTimeout) {
         return Status::LockTimeout(
@@ -259,7 +283,7 @@ Locker::Begun Locker::beginGlobal(LockMode mode, const Deadline& deadline, Statu
 
     if (ticketHolder_ == nullptr && globalMode() == LockMode::kNone) {
         TicketHolder* holder = manager_.tickets().forMode(mode);
-        if (holder != nullptr && !holder->tryAcquireFast()) [[unlikely]] {
+        if (holder != nullptr && !holder->tryAcquireFast(partition())) [[unlikely]] {
             if (Status s = waitForTicket(holder, mode, deadline); !s.ok()) {
                 error = std::move(s);
                 return Begun::kFailed;

@@ -34,6 +34,7 @@
 
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/lock_stats.h"
+#include "lockmgr/namespace_memo.h"
 #include "util/deadline.h"
 #include "util/status.h"
 
@@ -139,7 +140,7 @@ class Locker {
     bool isInterrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
   private:
-    friend class ResourceLock;       // lockAndGet / unlockHeld: no search on release
+    friend class HeldLock;           // lockAndGet / unlockHeld: no search on release
     friend class AutoGetCollection;  // tryLockChainFast / tryUnlockChainFast
 
     // The held (and pending) requests: an array inline in the Locker (no
@@ -164,6 +165,17 @@ class Locker {
         }
         void pop_back() { --size_; }
         void clear() { size_ = 0; }
+        /// The table holds exactly a, b, c (it was empty; capacity >= 3).
+        void assign3(LockRequest* a, LockRequest* b, LockRequest* c) {
+            static_assert(kInline >= 3);
+            LockRequest** d = data_;
+            d[0] = a;
+            d[1] = b;
+            d[2] = c;
+            size_ = 3;
+        }
+        /// Drops the entries past `n` (n <= size()).
+        void resize(uint32_t n) { size_ = n; }
 
       private:
         void grow();
@@ -223,7 +235,7 @@ class Locker {
         r->mode = mode;
         if (global) {
             TicketHolder* holder = manager_.tickets().forMode(mode);
-            if (!holder->tryAcquireFast()) [[unlikely]]
+            if (!holder->tryAcquireFast(partition())) [[unlikely]]
                 return nullptr;
             ticketHolder_ = holder;
         }
@@ -269,8 +281,10 @@ class Locker {
     /// AutoGetCollection's fast path for a locker that holds nothing: the
     /// ticket, then Global, `dbId` and `collId` all in the intent mode `mode`,
     /// the three requests placed in their partition slots under one latch
-    /// round. Fills `out` (Global, Database, Collection) and returns true; or
-    /// returns false having changed nothing (the ticket, if taken, went back).
+    /// round (with the semaphore policy the ticket comes from the partition's
+    /// stock inside that round). Fills `out` (Global, Database, Collection)
+    /// and returns true; or returns false having changed nothing (the
+    /// ticket, if taken, went back).
     [[gnu::always_inline]] bool tryLockChainFast(ResourceId dbId, ResourceId collId,
                                                  LockMode mode, const Deadline& deadline,
                                                  LockRequest* (&out)[3]) {
@@ -280,41 +294,41 @@ class Locker {
             collId.type() != ResourceType::kCollection) [[unlikely]] {
             return false;
         }
-        LockHead* hg = manager_.findHead(ResourceId::global());
-        LockHead* hd = manager_.findHead(dbId);
-        LockHead* hc = manager_.findHead(collId);
-        if (hg == nullptr || hd == nullptr || hc == nullptr) [[unlikely]]
-            return false;
+        LockHead* hg = chainHeads_.global;
+        LockHead* hd = chainHeads_.db;
+        LockHead* hc = chainHeads_.coll;
+        if (!(dbId == chainHeads_.dbId) || !(collId == chainHeads_.collId)) [[unlikely]] {
+            if (!findChainHeads(dbId, collId))
+                return false;
+            hg = chainHeads_.global;
+            hd = chainHeads_.db;
+            hc = chainHeads_.coll;
+        }
         LockRequest* g = freeHead_;
         LockRequest* d = g->nextFree;
         LockRequest* c = d->nextFree;
-        g->resourceId = ResourceId::global();
-        d->resourceId = dbId;
-        c->resourceId = collId;
-        for (LockRequest* r : {g, d, c}) {
-            r->partitioned = true;
-            r->enqueueAtFront = r->compatibleFirst = false;
-            r->mode = mode;
-        }
+        prepareChainRequest(g, ResourceId::global(), mode);
+        prepareChainRequest(d, dbId, mode);
+        prepareChainRequest(c, collId, mode);
         TicketHolder* holder = manager_.tickets().forMode(mode);
-        if (!holder->tryAcquireFast()) [[unlikely]]
-            return false;
-        if (!LockManager::tryLockPartitioned3(hg, g, hd, d, hc, c)) [[unlikely]] {
-            holder->releaseFast();
+        if (holder->policy() == TicketPolicy::kSemaphore) [[likely]] {
+            // The ticket from our partition's stock, in the same latch round.
+            LockManager::Chain3 placed = LockManager::tryLockPartitioned3(
+                partition(), hg, g, hd, d, hc, c, static_cast<SemaphoreTicketHolder*>(holder));
+            if (placed != LockManager::Chain3::kGranted) [[unlikely]] {
+                if (placed == LockManager::Chain3::kClosed || !lockChainTicketFirst(hg, hd, hc))
+                    return false;
+            }
+        } else if (!lockChainTicketFirst(hg, hd, hc)) {
             return false;
         }
         ticketHolder_ = holder;
         freeHead_ = c->nextFree;
         freeCount_ -= 3;
-        uint32_t index = 0;
-        for (LockRequest* r : {g, d, c}) {
-            r->nextFree = nullptr;
-            r->ownerMode = mode;
-            r->recursiveCount = 1;
-            r->unlockPending = 0;
-            r->ownerIndex = index++;
-            requests_.push_back(r);
-        }
+        grantChainRequest(g, mode, 0);
+        grantChainRequest(d, mode, 1);
+        grantChainRequest(c, mode, 2);
+        requests_.assign3(g, d, c);  // empty before (checked above)
         global_ = g;
         stats_.add(ResourceType::kGlobal, mode, LockStatKind::kAcquireCount);
         stats_.add(ResourceType::kDatabase, mode, LockStatKind::kAcquireCount);
@@ -323,6 +337,23 @@ class Locker {
         out[1] = d;
         out[2] = c;
         return true;
+    }
+    // The owner's fields of a recycled request for the chain fast path.
+    [[gnu::always_inline]] static void prepareChainRequest(LockRequest* r, ResourceId id,
+                                                           LockMode mode) {
+        r->resourceId = id;
+        r->partitioned = true;
+        r->enqueueAtFront = false;
+        r->compatibleFirst = false;
+        r->mode = mode;
+    }
+    [[gnu::always_inline]] static void grantChainRequest(LockRequest* r, LockMode mode,
+                                                         uint32_t index) {
+        r->nextFree = nullptr;
+        r->ownerMode = mode;
+        r->recursiveCount = 1;
+        r->unlockPending = 0;
+        r->ownerIndex = index;
     }
 
     /// Releases the three requests tryLockChainFast() returned (Global `g`,
@@ -337,27 +368,59 @@ class Locker {
             freeCount_ + 3 > kMaxFreeRequests) [[unlikely]] {
             return false;
         }
-        for (LockRequest* r : {g, d, c}) {
-            if (r->recursiveCount != 1 || r->unlockPending != 0 || !r->partitioned) [[unlikely]]
-                return false;
+        if (!heldOnceOnFastPath(g) || !heldOnceOnFastPath(d) || !heldOnceOnFastPath(c))
+            [[unlikely]] {
+            return false;
         }
         if (!(d->resourceId == dbId) || !(c->resourceId == collId)) [[unlikely]]
             return false;
-        if (!LockManager::tryUnlockPartitioned3(g, d, c)) [[unlikely]]
+        // The ticket goes back into our partition's stock in the same latch
+        // round (semaphore policy); otherwise after it.
+        TicketHolder* holder = ticketHolder_;
+        SemaphoreTicketHolder* sem = holder != nullptr && holder->policy() == TicketPolicy::kSemaphore
+                                         ? static_cast<SemaphoreTicketHolder*>(holder)
+                                         : nullptr;
+        bool wake = false;
+        if (!LockManager::tryUnlockPartitioned3(manager_.partitionLatches_[partition()], g, d, c,
+                                                sem, wake)) [[unlikely]] {
             return false;
-        for (LockRequest* r : {c, d, g}) {
-            r->recursiveCount = 0;
-            r->nextFree = freeHead_;
-            freeHead_ = r;
         }
+        c->recursiveCount = 0;
+        d->recursiveCount = 0;
+        g->recursiveCount = 0;
+        g->nextFree = freeHead_;
+        d->nextFree = g;
+        c->nextFree = d;
+        freeHead_ = c;
         freeCount_ += 3;
-        requests_.pop_back();
-        requests_.pop_back();
-        requests_.pop_back();
+        requests_.resize(n - 3);
         global_ = nullptr;
-        releaseTicketIfUnlocked();
+        if (sem != nullptr) {
+            ticketHolder_ = nullptr;
+            if (wake) [[unlikely]]
+                sem->wakeWaiters();
+        } else {
+            releaseTicketIfUnlocked();
+        }
         return true;
     }
+    [[gnu::always_inline]] static bool heldOnceOnFastPath(const LockRequest* r) {
+        return r->recursiveCount == 1 && r->unlockPending == 0 && r->partitioned;
+    }
+
+    /// Looks up the LockHeads of Global, `dbId` and `collId` and remembers
+    /// them in chainHeads_; false (chainHeads_ unchanged) when one has none
+    /// yet (the general path creates it).
+    [[gnu::noinline]] bool findChainHeads(ResourceId dbId, ResourceId collId);
+
+    /// tryLockChainFast()'s route when the ticket cannot come from the
+    /// partition's stock (FIFO policy, or stock and pool empty): the ticket
+    /// first (reclaiming stranded ones), then the three requests. False:
+    /// nothing changed.
+    [[gnu::noinline]] bool lockChainTicketFirst(LockHead* hg, LockHead* hd, LockHead* hc);
+
+    /// This locker's fast-path partition (and ticket shard).
+    size_t partition() const { return id_ % kNumLockPartitions; }
 
     LockRequest* find(ResourceId id) const {
         for (LockRequest* r : requests_) {
@@ -403,7 +466,7 @@ class Locker {
     Status releaseOne(LockRequest* r);
     void releaseTicketIfUnlocked() {
         if (ticketHolder_ != nullptr && global_ == nullptr) {
-            ticketHolder_->releaseFast();
+            ticketHolder_->releaseFast(partition());
             ticketHolder_ = nullptr;
         }
     }
@@ -427,6 +490,18 @@ class Locker {
     std::optional<std::chrono::milliseconds> maxLockTimeout_;
     TicketHolder* ticketHolder_ = nullptr;  // the holder our ticket came from
     LockerLockStats stats_;
+    NamespaceMemo nsMemo_;  // AutoGetCollection's last namespace string -> ids
+    // The LockHeads tryLockChainFast() used last. LockHeads live as long as
+    // the LockManager and one id always has the same one, so the pointers
+    // stay right; only the ids are compared.
+    struct ChainHeads {
+        ResourceId dbId;    // invalid until the first lookup: matches no lock id
+        ResourceId collId;
+        LockHead* global = nullptr;
+        LockHead* db = nullptr;
+        LockHead* coll = nullptr;
+    };
+    ChainHeads chainHeads_;
 };
 
 }  // namespace mvkv::lockmgr

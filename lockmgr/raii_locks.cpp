@@ -25,27 +25,13 @@ StatusWith<LockNamespace> LockNamespace::parse(std::string_view ns) {
     return out;
 }
 
-const Status& ResourceLock::acquireSlow(Locker& locker, ResourceId id, LockMode mode,
-                                        const Deadline& deadline, std::string_view name) {
-    id_ = id;
+Status HeldLock::acquireSlow(Locker& locker, ResourceId id, LockMode mode,
+                            const Deadline& deadline, std::string_view name) {
     LockRequest* request = nullptr;
-    status_ = locker.lockAndGetSlow(id, mode, deadline, name, request);
-    if (status_.ok()) {
-        locker_ = &locker;
-        request_ = request;
-    }
-    return status_;
-}
-
-ResourceLock& ResourceLock::operator=(ResourceLock&& other) noexcept {
-    if (this != &other) {
-        release();
-        locker_ = std::exchange(other.locker_, nullptr);
-        request_ = std::exchange(other.request_, nullptr);
-        id_ = other.id_;
-        status_ = std::move(other.status_);
-    }
-    return *this;
+    Status s = locker.lockAndGetSlow(id, mode, deadline, name, request);
+    if (s.ok())
+        set(locker, request, id);
+    return s;
 }
 
 DBLock::DBLock(Locker& locker, std::string_view db, LockMode mode, const Deadline& deadline) {
@@ -85,17 +71,37 @@ CollectionLock::CollectionLock(Locker& locker, std::string_view ns, LockMode mod
 
 AutoGetCollection::AutoGetCollection(Locker& locker, std::string_view ns, LockMode mode,
                                      const Deadline& deadline) {
+    // The locker's memo compares the whole string: a hit is exactly what
+    // splitting and hashing would give.
+    ResourceId dbId;
+    ResourceId collId;
+    size_t dot;
+    if (const NamespaceMemo::Ids* hit = locker.nsMemo_.find(ns)) [[likely]] {
+        dbId = hit->db;
+        collId = hit->coll;
+        dot = hit->dot;
+    } else if (!resolve(locker, ns, dbId, collId, dot)) {
+        return;  // status_ says why
+    }
+    if (tryAcquireFast(locker, dbId, collId, mode, deadline)) [[likely]]
+        return;
+    acquire(locker, ns, ns.substr(0, dot), dbId, collId, mode, deadline);
+}
+
+bool AutoGetCollection::resolve(Locker& locker, std::string_view ns, ResourceId& dbId,
+                                ResourceId& collId, size_t& dot) {
     auto parts = splitNamespace(ns);
     if (!parts.ok()) {
         status_ = parts.status();
-        return;
+        return false;
     }
-    std::string_view db = parts.value().first;
-    ResourceId dbId = ResourceId::database(db);
-    ResourceId collId = ResourceId::collection(ns);
-    if (tryAcquireFast(locker, dbId, collId, mode, deadline)) [[likely]]
-        return;
-    acquire(locker, ns, db, dbId, collId, mode, deadline);
+    NamespaceMemo::Ids ids;
+    ids.db = dbId = ResourceId::database(parts.value().first);
+    ids.coll = collId = ResourceId::collection(ns);
+    dot = parts.value().first.size();
+    ids.dot = uint32_t(dot);
+    locker.nsMemo_.remember(ns, ids);
+    return true;
 }
 
 void AutoGetCollection::acquireNs(Locker& locker, const LockNamespace& ns, LockMode mode,
@@ -111,17 +117,18 @@ void AutoGetCollection::acquire(Locker& locker, std::string_view ns, std::string
                                 ResourceId dbId, ResourceId collId, LockMode mode,
                                 const Deadline& deadline) {
     LockMode intent = intentModeFor(mode);
-    if (!global_.acquire(locker, ResourceId::global(), intent, deadline, "global").ok()) {
-        status_ = global_.status();
+    if (Status s = global_.acquire(locker, ResourceId::global(), intent, deadline, "global");
+        !s.ok()) {
+        status_ = std::move(s);
         return;
     }
-    if (!db_.acquire(locker, dbId, intent, deadline, db).ok()) {
-        status_ = db_.status();
+    if (Status s = db_.acquire(locker, dbId, intent, deadline, db); !s.ok()) {
+        status_ = std::move(s);
         global_.release();
         return;
     }
-    if (!coll_.acquire(locker, collId, mode, deadline, ns).ok()) {
-        status_ = coll_.status();
+    if (Status s = coll_.acquire(locker, collId, mode, deadline, ns); !s.ok()) {
+        status_ = std::move(s);
         db_.release();
         global_.release();
     }

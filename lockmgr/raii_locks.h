@@ -49,39 +49,39 @@ class LockNamespace {
     ResourceId collId_;
 };
 
-/// One lock on one resource, released on destruction.
-class ResourceLock {
+/// One lock on one resource, released on destruction, with no Status of its
+/// own: acquire() returns it. The members of AutoGetCollection (which keeps
+/// one Status for the three) and of ResourceLock.
+class HeldLock {
   public:
-    ResourceLock() = default;
-    /// A lock that was never taken, for `why`.
-    explicit ResourceLock(Status why) : status_(std::move(why)) {}
-    ResourceLock(Locker& locker, ResourceId id, LockMode mode, const Deadline& deadline,
-                 std::string_view name) {
-        acquire(locker, id, mode, deadline, name).ignore();
+    HeldLock() = default;
+    HeldLock(HeldLock&& other) noexcept
+        : locker_(std::exchange(other.locker_, nullptr)),
+          request_(std::exchange(other.request_, nullptr)),
+          id_(other.id_) {}
+    HeldLock& operator=(HeldLock&& other) noexcept {
+        if (this != &other) {
+            release();
+            locker_ = std::exchange(other.locker_, nullptr);
+            request_ = std::exchange(other.request_, nullptr);
+            id_ = other.id_;
+        }
+        return *this;
     }
-    ResourceLock(ResourceLock&& other) noexcept { *this = std::move(other); }
-    ResourceLock& operator=(ResourceLock&& other) noexcept;
-    [[gnu::always_inline]] ~ResourceLock() { release(); }
+    [[gnu::always_inline]] ~HeldLock() { release(); }
 
-    /// Takes the lock (releasing any held first); returns and keeps the status.
-    // Inline (forced): AutoGetCollection takes three in a row, and a call
-    // frame each costs as much as a fast-path lock.
-    [[gnu::always_inline]] const Status& acquire(Locker& locker, ResourceId id, LockMode mode,
-                                                 const Deadline& deadline, std::string_view name) {
+    /// Takes the lock (releasing any held first).
+    // Inline (forced): a call frame costs as much as a fast-path lock.
+    [[gnu::always_inline]] Status acquire(Locker& locker, ResourceId id, LockMode mode,
+                                          const Deadline& deadline, std::string_view name) {
         release();
         if (LockRequest* r = locker.tryLockFast(id, mode, deadline)) [[likely]] {
-            id_ = id;
-            locker_ = &locker;
-            request_ = r;
-            if (!status_.ok()) [[unlikely]]
-                status_ = Status::OK();
-            return status_;
+            set(locker, r, id);
+            return Status::OK();
         }
         return acquireSlow(locker, id, mode, deadline, name);
     }
-    const Status& status() const { return status_; }
     bool isLocked() const { return locker_ != nullptr; }
-    explicit operator bool() const { return isLocked(); }
     [[gnu::always_inline]] void release() {
         if (locker_ == nullptr)
             return;
@@ -96,12 +96,45 @@ class ResourceLock {
   private:
     friend class AutoGetCollection;  // its one-call fast path fills three at once
 
-    [[gnu::noinline]] const Status& acquireSlow(Locker& locker, ResourceId id, LockMode mode,
-                                                const Deadline& deadline, std::string_view name);
+    [[gnu::always_inline]] void set(Locker& locker, LockRequest* r, ResourceId id) {
+        locker_ = &locker;
+        request_ = r;
+        id_ = id;
+    }
+    [[gnu::noinline]] Status acquireSlow(Locker& locker, ResourceId id, LockMode mode,
+                                         const Deadline& deadline, std::string_view name);
 
     Locker* locker_ = nullptr;        // non-null while held
     LockRequest* request_ = nullptr;  // the locker's request for id_ while held
     ResourceId id_;
+};
+
+/// One lock on one resource, released on destruction, with its status.
+class ResourceLock {
+  public:
+    ResourceLock() = default;
+    /// A lock that was never taken, for `why`.
+    explicit ResourceLock(Status why) : status_(std::move(why)) {}
+    ResourceLock(Locker& locker, ResourceId id, LockMode mode, const Deadline& deadline,
+                 std::string_view name) {
+        acquire(locker, id, mode, deadline, name).ignore();
+    }
+    ResourceLock(ResourceLock&& other) noexcept = default;
+    ResourceLock& operator=(ResourceLock&& other) noexcept = default;
+
+    /// Takes the lock (releasing any held first); returns and keeps the status.
+    [[gnu::always_inline]] const Status& acquire(Locker& locker, ResourceId id, LockMode mode,
+                                                 const Deadline& deadline, std::string_view name) {
+        status_ = lock_.acquire(locker, id, mode, deadline, name);
+        return status_;
+    }
+    const Status& status() const { return status_; }
+    bool isLocked() const { return lock_.isLocked(); }
+    explicit operator bool() const { return isLocked(); }
+    void release() { lock_.release(); }
+
+  private:
+    HeldLock lock_;
     Status status_;
 };
 
@@ -188,25 +221,23 @@ class AutoGetCollection {
             return false;
         // Field by field: an array of the ids built on the stack and copied
         // out costs store-forwarding stalls (measured).
-        global_.locker_ = &locker;
-        global_.request_ = held[0];
-        global_.id_ = ResourceId::global();
-        db_.locker_ = &locker;
-        db_.request_ = held[1];
-        db_.id_ = dbId;
-        coll_.locker_ = &locker;
-        coll_.request_ = held[2];
-        coll_.id_ = collId;
+        global_.set(locker, held[0], ResourceId::global());
+        db_.set(locker, held[1], dbId);
+        coll_.set(locker, held[2], collId);
         return true;
     }
     void acquireNs(Locker& locker, const LockNamespace& ns, LockMode mode,
                    const Deadline& deadline);
+    // Splits and hashes `ns` and remembers the ids in the locker's memo;
+    // false (status_ set) when `ns` is not "db.coll".
+    [[gnu::noinline]] bool resolve(Locker& locker, std::string_view ns, ResourceId& dbId,
+                                   ResourceId& collId, size_t& dot);
     void acquire(Locker& locker, std::string_view ns, std::string_view db, ResourceId dbId,
                  ResourceId collId, LockMode mode, const Deadline& deadline);
 
-    ResourceLock global_;
-    ResourceLock db_;
-    ResourceLock coll_;  // members are released in reverse: coll_, db_, global_
+    HeldLock global_;
+    HeldLock db_;
+    HeldLock coll_;  // members are released in reverse: coll_, db_, global_
     Status status_;
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/locker.h"
@@ -547,4 +548,64 @@ TEST_CASE("raii: AutoGetCollection's fast path inside a unit of work keeps IX un
     CHECK(a.endWriteUnitOfWork().ok());
     checkNothingHeld(mgr, a);
     checkClean(mgr);
+}
+
+TEST_CASE("raii: AutoGetCollection's namespace memo compares every byte") {
+    LockManager mgr;
+    Locker l(mgr);
+    // Same length, differing in one byte at each position (the dot moves
+    // with it): each must lock its own resources, not the previous ones'.
+    const std::vector<std::string> names = {"db.aaaa", "db.aaab", "dc.aaaa", "d.baaaa",
+                                            "db.aaaa", "xb.aaaa", "db.aaaa"};
+    for (int round = 0; round < 2; ++round) {
+        for (const std::string& ns : names) {
+            CAPTURE(ns);
+            std::string_view db = std::string_view(ns).substr(0, ns.find('.'));
+            {
+                AutoGetCollection coll(l, ns, LockMode::kIS);
+                REQUIRE(coll.isLocked());
+                Modes m = modesOf(l, db, ns);
+                CHECK(m.global == LockMode::kIS);
+                CHECK(m.db == LockMode::kIS);
+                CHECK(m.coll == LockMode::kIS);
+                CHECK(l.describe().held.size() == 3);
+            }
+            checkNothingHeld(mgr, l);
+        }
+    }
+    // Longer than the memo keeps, and a bad name between good ones.
+    const std::string longNs = "a_database_with_a_long_name." + std::string(60, 'c');
+    for (int i = 0; i < 2; ++i) {
+        {
+            AutoGetCollection coll(l, longNs, LockMode::kIX);
+            REQUIRE(coll.isLocked());
+            CHECK(l.getLockMode(ResourceId::collection(longNs)) == LockMode::kIX);
+            CHECK(l.getLockMode(ResourceId::database("a_database_with_a_long_name")) ==
+                  LockMode::kIX);
+        }
+        AutoGetCollection bad(l, "nodot", LockMode::kIS);
+        CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+        CHECK_FALSE(bad.isLocked());
+        AutoGetCollection empty(l, "", LockMode::kIS);
+        CHECK(empty.status().code() == StatusCode::kInvalidArgument);
+    }
+    checkNothingHeld(mgr, l);
+    checkClean(mgr);
+}
+
+TEST_CASE("raii: NamespaceMemo::sameBytes finds a difference at any position") {
+    char a[NamespaceMemo::kMaxBytes];
+    char b[NamespaceMemo::kMaxBytes];
+    for (size_t n = 0; n <= NamespaceMemo::kMaxBytes; ++n) {
+        CAPTURE(n);
+        for (size_t i = 0; i < n; ++i)
+            a[i] = b[i] = char('a' + i % 26);
+        CHECK(NamespaceMemo::sameBytes(a, b, n));
+        for (size_t at = 0; at < n; ++at) {
+            CAPTURE(at);
+            b[at] ^= 0x20;
+            CHECK_FALSE(NamespaceMemo::sameBytes(a, b, n));
+            b[at] ^= 0x20;
+        }
+    }
 }

@@ -5,12 +5,14 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/locker.h"
+#include "lockmgr/raii_locks.h"
 #include "lockmgr/ticket_holder.h"
 #include "lockmgr_test_util.h"
 
@@ -354,4 +356,224 @@ TEST_CASE("tickets: returned when the Global lock is fully released") {
         CHECK(write.stats().out == 0);
     }
     CHECK(mgr.dump().empty());
+}
+
+// ---------------------------------------------------------------------------
+// The semaphore policy's per-shard stocks
+
+TEST_CASE("tickets: stocks of one shard are reclaimed by another when the pool runs dry") {
+    auto h = TicketHolder::make(TicketPolicy::kSemaphore, 4);
+    // Shard 1 borrows from the pool and keeps what it gets back in its stock.
+    CHECK(h->tryAcquire(1));
+    CHECK(h->tryAcquire(1));
+    h->release(1);
+    h->release(1);
+    TicketStats s = h->stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == 4);
+    // Shard 2 finds its stock and the pool empty: it takes the stranded ones.
+    for (int i = 0; i < 4; ++i)
+        CHECK(h->tryAcquire(2));
+    CHECK_FALSE(h->tryAcquire(2));
+    CHECK_FALSE(h->tryAcquire(1));
+    CHECK_FALSE(h->tryAcquire(9));
+    s = h->stats();
+    CHECK(s.out == 4);
+    CHECK(s.available == 0);
+    // Released into one shard, acquired from any other: acquire() (not only
+    // tryAcquire) looks in every stock before it waits.
+    h->release(2);
+    CHECK(h->acquire(Deadline::now(), kNotInterrupted, 7).ok());
+    h->release(3);
+    h->release(3);
+    h->release(3);
+    h->release(7);
+    s = h->stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == 4);
+    CHECK(s.queued == 0);
+}
+
+TEST_CASE("tickets: a waiter is woken by a release into another shard's stock") {
+    auto h = TicketHolder::make(TicketPolicy::kSemaphore, 2);
+    CHECK(h->tryAcquire(4));
+    CHECK(h->tryAcquire(4));
+    Status result = Status::Internal("not run");
+    std::thread t([&] { result = h->acquire(backstop(), kNotInterrupted, 11); });
+    bool queued = eventually([&] { return h->stats().queued == 1; });
+    CHECK(queued);
+    h->release(4);  // sees the waiter: into the pool, and wakes it
+    t.join();
+    CHECK(result.ok());
+    TicketStats s = h->stats();
+    CHECK(s.out == 2);
+    CHECK(s.queued == 0);
+    h->release(11);
+    h->release(4);
+    s = h->stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == 2);
+}
+
+TEST_CASE("tickets: resize moves the stocks back into the pool") {
+    auto h = TicketHolder::make(TicketPolicy::kSemaphore, 8);
+    // Leave tickets in several stocks.
+    for (size_t shard = 0; shard < 4; ++shard) {
+        CHECK(h->tryAcquire(shard));
+        h->release(shard);
+    }
+    CHECK(h->stats().available == 8);
+    CHECK(h->resize(1).ok());
+    TicketStats s = h->stats();
+    CHECK(s.total == 1);
+    CHECK(s.available == 1);
+    CHECK(s.out == 0);
+    // Whatever the shard, only one ticket is left.
+    CHECK(h->tryAcquire(2));
+    for (size_t shard = 0; shard < 20; ++shard)
+        CHECK_FALSE(h->tryAcquire(shard));
+    CHECK(h->resize(3).ok());
+    CHECK(h->tryAcquire(5));
+    CHECK(h->tryAcquire(6));
+    CHECK_FALSE(h->tryAcquire(7));
+    h->release(0);
+    h->release(0);
+    h->release(0);
+    s = h->stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == 3);
+}
+
+TEST_CASE("tickets: the total is enforced across shards under many threads") {
+    constexpr int kTickets = 3;
+    constexpr int kThreads = 8;
+    constexpr int kRounds = 2000;
+    TicketPolicy policy = pickPolicy();
+    CAPTURE(ticketPolicyName(policy));
+    auto h = TicketHolder::make(policy, kTickets);
+    std::atomic<int> inUse{0};
+    std::atomic<int> maxInUse{0};
+    std::atomic<int> failures{0};
+    std::atomic<bool> stop{false};
+    std::atomic<int> badStats{0};
+    std::thread watcher([&] {
+        while (!stop.load()) {
+            TicketStats s = h->stats();
+            if (s.out < 0 || s.out > kTickets || s.available < 0 || s.available > kTickets ||
+                s.out + s.available != kTickets || s.total != kTickets) {
+                badStats.fetch_add(1);
+            }
+            std::this_thread::yield();
+        }
+    });
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kRounds; ++i) {
+                // Half the rounds wait, half only try; shards differ by thread.
+                size_t shard = size_t(t) * 3;
+                bool got = i % 2 == 0 ? h->acquire(backstop(), kNotInterrupted, shard).ok()
+                                      : h->tryAcquire(shard);
+                if (!got) {
+                    if (i % 2 == 0)
+                        failures.fetch_add(1);
+                    continue;
+                }
+                int now = inUse.fetch_add(1) + 1;
+                int seen = maxInUse.load();
+                while (now > seen && !maxInUse.compare_exchange_weak(seen, now)) {
+                }
+                inUse.fetch_sub(1);
+                h->release(shard);
+            }
+        });
+    }
+    for (auto& th : threads)
+        th.join();
+    stop.store(true);
+    watcher.join();
+    CHECK(failures.load() == 0);
+    CHECK(maxInUse.load() <= kTickets);
+    CHECK(badStats.load() == 0);
+    TicketStats s = h->stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == kTickets);
+    CHECK(s.queued == 0);
+}
+
+TEST_CASE("tickets: resizing while many threads take and return tickets") {
+    auto h = TicketHolder::make(TicketPolicy::kSemaphore, 4);
+    std::atomic<bool> stop{false};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t) {
+        threads.emplace_back([&, t] {
+            while (!stop.load()) {
+                if (!h->acquire(backstop(), kNotInterrupted, size_t(t)).ok()) {
+                    failures.fetch_add(1);
+                    continue;
+                }
+                h->release(size_t(t) + 1);  // returned through another shard
+            }
+        });
+    }
+    for (int i = 0; i < 200; ++i)
+        CHECK(h->resize(1 + i % 7).ok());
+    CHECK(h->resize(5).ok());
+    stop.store(true);
+    for (auto& th : threads)
+        th.join();
+    CHECK(failures.load() == 0);
+    TicketStats s = h->stats();
+    CHECK(s.total == 5);
+    CHECK(s.out == 0);
+    CHECK(s.available == 5);
+    CHECK(s.queued == 0);
+}
+
+TEST_CASE("tickets: AutoGetCollection from many lockers never exceeds the read tickets") {
+    LockManagerOptions opts;
+    opts.readTickets = 2;
+    opts.ticketPolicy = pickPolicy();
+    CAPTURE(ticketPolicyName(opts.ticketPolicy));
+    LockManager mgr(opts);
+    auto ns = LockNamespace::parse("db.coll");
+    REQUIRE(ns.ok());
+    std::atomic<int> inUse{0};
+    std::atomic<int> maxInUse{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t) {
+        threads.emplace_back([&, t] {
+            Locker locker(mgr);  // consecutive ids: different partitions
+            for (int i = 0; i < 1000; ++i) {
+                std::optional<AutoGetCollection> coll;
+                if (t % 2 == 0)
+                    coll.emplace(locker, ns.value(), LockMode::kIS, backstop());
+                else
+                    coll.emplace(locker, "db.coll", LockMode::kIS, backstop());
+                if (!coll->isLocked()) {
+                    failures.fetch_add(1);
+                    continue;
+                }
+                int now = inUse.fetch_add(1) + 1;
+                int seen = maxInUse.load();
+                while (now > seen && !maxInUse.compare_exchange_weak(seen, now)) {
+                }
+                inUse.fetch_sub(1);
+            }
+        });
+    }
+    for (auto& th : threads)
+        th.join();
+    CHECK(failures.load() == 0);
+    CHECK(maxInUse.load() <= 2);
+    TicketStats s = mgr.tickets().read().stats();
+    CHECK(s.out == 0);
+    CHECK(s.available == 2);
+    CHECK(s.queued == 0);
+    CHECK(mgr.checkInvariants().empty());
+    // Every acquisition was counted, fast path or not.
+    CHECK(mgr.stats().snapshot().get(ResourceType::kCollection, LockMode::kIS,
+                                      LockStatKind::kAcquireCount) == 6000);
 }
