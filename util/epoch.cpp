@@ -52,10 +52,28 @@ Registry& registry() {
 
 std::atomic<uint64_t> nextManagerId{1};
 
-// One-entry cache for the hot path: trivially destructible thread_locals need
-// no guard variable or wrapper call.
-thread_local uint64_t tlsCachedId = 0;
-thread_local EpochManager::Record* tlsCachedRecord = nullptr;
+// A two-entry cache for the hot path (an engine operation pins two managers
+// in turn: the transaction manager's and the engine's), most recent first.
+// Trivially destructible thread_locals need no guard variable or wrapper call.
+// Manager ids are never reused, so an entry of a dead manager never matches.
+thread_local uint64_t tlsCachedId[2] = {0, 0};
+thread_local EpochManager::Record* tlsCachedRecord[2] = {nullptr, nullptr};
+
+void cacheRecord(uint64_t id, EpochManager::Record* record) {
+    tlsCachedId[1] = tlsCachedId[0];
+    tlsCachedRecord[1] = tlsCachedRecord[0];
+    tlsCachedId[0] = id;
+    tlsCachedRecord[0] = record;
+}
+
+void forgetCached(uint64_t id) {
+    for (int i = 0; i < 2; ++i) {
+        if (tlsCachedId[i] == id) {
+            tlsCachedId[i] = 0;
+            tlsCachedRecord[i] = nullptr;
+        }
+    }
+}
 
 constexpr uint64_t pinnedWord(uint64_t epoch) {
     return (epoch << 1) | 1;
@@ -73,8 +91,10 @@ struct ThreadRecords {
     std::vector<Entry> entries;
 
     ~ThreadRecords() {
-        tlsCachedId = 0;
-        tlsCachedRecord = nullptr;
+        for (int i = 0; i < 2; ++i) {
+            tlsCachedId[i] = 0;
+            tlsCachedRecord[i] = nullptr;
+        }
         Registry& reg = registry();
         std::lock_guard<std::mutex> lock(reg.mu);
         for (const Entry& e : entries) {
@@ -103,10 +123,7 @@ EpochManager::~EpochManager() {
         std::lock_guard<std::mutex> lock(reg.mu);
         reg.live.erase(id_);
     }
-    if (tlsCachedId == id_) {
-        tlsCachedId = 0;
-        tlsCachedRecord = nullptr;
-    }
+    forgetCached(id_);
     std::vector<Retired> all;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -122,13 +139,15 @@ EpochManager::~EpochManager() {
 }
 
 EpochManager::Record* EpochManager::recordForThisThread() {
-    if (tlsCachedId == id_) {
-        return tlsCachedRecord;
+    if (tlsCachedId[0] == id_) {
+        return tlsCachedRecord[0];
+    }
+    if (tlsCachedId[1] == id_) {
+        return tlsCachedRecord[1];
     }
     for (const ThreadRecords::Entry& e : tlsRecords.entries) {
         if (e.id == id_) {
-            tlsCachedId = id_;
-            tlsCachedRecord = e.record;
+            cacheRecord(id_, e.record);
             return e.record;
         }
     }
@@ -163,8 +182,7 @@ EpochManager::Record* EpochManager::registerThisThread() {
         record->sinceReclaim = 0;
     }
     entries.push_back({id_, this, record});
-    tlsCachedId = id_;
-    tlsCachedRecord = record;
+    cacheRecord(id_, record);
     return record;
 }
 
