@@ -412,6 +412,24 @@ TEST_CASE("a read-only transaction keeps its snapshot while another handle commi
     });
 }
 
+TEST_CASE("abort with no open transaction is a no-op that changes nothing") {
+    forEachStore([](const StoreFactory&, Store& store) {
+        Handle h(store);
+        REQUIRE_OK(h.made());
+        CHECK_OK(h.abort());  // nothing was ever opened
+        REQUIRE_OK(h.begin(TxnKind::kReadWrite));
+        CHECK_OK(h.put("kept", "1"));
+        REQUIRE_OK(h.commit());
+        CHECK_OK(h.abort());  // after a commit: the commit stays
+        CHECK(h.get("kept") == "1");
+        // And a later transaction still works.
+        REQUIRE_OK(h.begin(TxnKind::kReadWrite));
+        CHECK_OK(h.put("kept", "2"));
+        CHECK_OK(h.commit());
+        CHECK(h.get("kept") == "2");
+    });
+}
+
 TEST_CASE("two transactions writing one key: one gets WriteConflict, the retry succeeds") {
     forEachStore([](const StoreFactory& factory, Store& store) {
         if (factory.name == "lmdb") {
