@@ -111,34 +111,30 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
             int64_t cpuBegin = threadCpuNanos();
             me.begin = Clock::now();
             uint64_t ops = 0;
+            // The timed loop, for `step` = op() alone or op() and its latency.
+            auto loop = [&](auto&& step) {
+                if (limits.opsPerThread > 0) {
+                    for (; ops < limits.opsPerThread; ++ops)
+                        step();
+                    return;
+                }
+                do {
+                    for (uint64_t i = 0; i < kStopCheckInterval; ++i)
+                        step();
+                    ops += kStopCheckInterval;
+                } while (!stop.load(std::memory_order_relaxed));
+            };
             if (limits.recordLatency) {
                 Clock::time_point prev = me.begin;
-                auto timedOp = [&] {
+                loop([&] {
                     op();
                     Clock::time_point now = Clock::now();
                     me.latency.record(static_cast<uint64_t>(
                         std::chrono::duration_cast<std::chrono::nanoseconds>(now - prev).count()));
                     prev = now;
-                };
-                if (limits.opsPerThread > 0) {
-                    for (; ops < limits.opsPerThread; ++ops)
-                        timedOp();
-                } else {
-                    do {
-                        for (uint64_t i = 0; i < kStopCheckInterval; ++i)
-                            timedOp();
-                        ops += kStopCheckInterval;
-                    } while (!stop.load(std::memory_order_relaxed));
-                }
-            } else if (limits.opsPerThread > 0) {
-                for (; ops < limits.opsPerThread; ++ops)
-                    op();
+                });
             } else {
-                do {
-                    for (uint64_t i = 0; i < kStopCheckInterval; ++i)
-                        op();
-                    ops += kStopCheckInterval;
-                } while (!stop.load(std::memory_order_relaxed));
+                loop(op);
             }
             me.end = Clock::now();
             me.cpuNanos = threadCpuNanos() - cpuBegin;
@@ -197,21 +193,28 @@ Measurement runParallel(int threads, const RunLimits& limits, Factory&& factory)
     return m;
 }
 
-/// Calls `runOnce()` (returning a Measurement) `repeat` times and returns the
-/// median run by ops/s; the first failing run is returned as is.
+/// Calls `runOnce()` `repeat` times and returns the median run by
+/// `opsPerSec(run)`; the first failing run (non-empty `error`) is returned as
+/// is. Works for a Measurement and for a ResultRow.
+template <class RunOnce, class OpsPerSec>
+auto medianRun(int repeat, RunOnce&& runOnce, OpsPerSec&& opsPerSec) {
+    using Run = decltype(runOnce());
+    std::vector<Run> runs;
+    for (int i = 0; i < std::max(repeat, 1); ++i) {
+        Run r = runOnce();
+        if (!r.error.empty())
+            return r;
+        runs.push_back(std::move(r));
+    }
+    std::sort(runs.begin(), runs.end(),
+              [&](const Run& a, const Run& b) { return opsPerSec(a) < opsPerSec(b); });
+    return runs[runs.size() / 2];
+}
+
+/// medianRun() of Measurements.
 template <class RunOnce>
 Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
-    std::vector<Measurement> runs;
-    for (int i = 0; i < std::max(repeat, 1); ++i) {
-        Measurement m = runOnce();
-        if (!m.error.empty())
-            return m;
-        runs.push_back(std::move(m));
-    }
-    std::sort(runs.begin(), runs.end(), [](const Measurement& a, const Measurement& b) {
-        return a.opsPerSec() < b.opsPerSec();
-    });
-    return runs[runs.size() / 2];
+    return medianRun(repeat, runOnce, [](const Measurement& m) { return m.opsPerSec(); });
 }
 
 // ---- Glue between the harness and the workload API ----

@@ -181,14 +181,11 @@ StorageRun deleteRandom(StorageContext& ctx, int threads) {
 }
 
 StorageRun readWhileWriting(StorageContext& ctx, int threads) {
-    std::function<void()> write;
-    BackgroundThread writer(ctx, {.setup = {},
-                                  .step = [&](StoreThread& h) {
-                                      if (!write)
-                                          write = randomOverwriter(ctx, ctx.seed(1000), h);
-                                      write();
-                                  },
-                                  .teardown = {}});
+    std::function<void()> write;  // the writer thread's overwrite op, made on it
+    BackgroundThread writer(
+        ctx, {.setup = [&](StoreThread& h) { write = randomOverwriter(ctx, ctx.seed(1000), h); },
+              .step = [&](StoreThread&) { write(); },
+              .teardown = {}});
     StorageRun run;
     run.measurement = timeStoreOps(
         ctx, threads, [&](int t, StoreThread& h) { return randomReader(ctx, t, h, true); });

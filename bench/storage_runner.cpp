@@ -26,6 +26,7 @@ void check(const Status& s, std::string_view what) {
 }
 
 namespace {
+
 /// Bytes allocated on disk under `dir` (st_blocks, so sparse maps count what
 /// they use).
 uint64_t diskBytes(const std::filesystem::path& dir) {
@@ -186,7 +187,7 @@ void fromWire(const nlohmann::json& j, ResultRow& row) {
 /// (With --no-fork it runs in the driver's process; peak RSS is then the process's.)
 ResultRow runInChild(const StorageSpec& spec, const StoreFactory& factory,
                      const BenchConfig& config, int threads, const std::filesystem::path& dir) {
-    ResultRow row;
+    ResultRow row = toRow(spec.name, factory.name, threads, Measurement{});
     try {
         StoreOptions options;
         options.dir = dir.string();
@@ -234,10 +235,7 @@ ResultRow runInChild(const StorageSpec& spec, const StoreFactory& factory,
 /// Forks, runs the case in the child and reads its row back.
 ResultRow runCase(const StorageSpec& spec, const StoreFactory& factory, const BenchConfig& config,
                   int threads, const std::filesystem::path& dir) {
-    ResultRow row;
-    row.workload = spec.name;
-    row.caseName = factory.name;
-    row.threads = threads;
+    ResultRow row = toRow(spec.name, factory.name, threads, Measurement{});
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     std::filesystem::create_directories(dir, ec);
@@ -246,12 +244,9 @@ ResultRow runCase(const StorageSpec& spec, const StoreFactory& factory, const Be
         return row;
     }
     if (!config.fork) {
-        ResultRow result = runInChild(spec, factory, config, threads, dir);
-        result.workload = spec.name;
-        result.caseName = factory.name;
-        result.threads = threads;
+        row = runInChild(spec, factory, config, threads, dir);
         std::filesystem::remove_all(dir, ec);
-        return result;
+        return row;
     }
     int fds[2];
     if (::pipe(fds) != 0) {
@@ -350,21 +345,10 @@ WorkloadResult runStorageWorkload(const StorageSpec& spec, const BenchConfig& co
             }
             std::filesystem::path dir =
                 base / fmt::format("{}-{}-t{}", spec.name, f->name, threads);
-            // --repeat: the median run by ops/s (each from a fresh store).
-            std::vector<ResultRow> runs;
-            for (int i = 0; i < std::max(config.repeat, 1); ++i) {
-                runs.push_back(runCase(spec, *f, config, threads, dir));
-                if (!runs.back().error.empty())
-                    break;
-            }
-            if (!runs.back().error.empty()) {
-                result.rows.push_back(std::move(runs.back()));
-                continue;
-            }
-            std::sort(runs.begin(), runs.end(), [](const ResultRow& a, const ResultRow& b) {
-                return a.opsPerSec < b.opsPerSec;
-            });
-            result.rows.push_back(std::move(runs[runs.size() / 2]));
+            // --repeat: the median run by ops/s, each from a fresh store.
+            result.rows.push_back(medianRun(
+                config.repeat, [&] { return runCase(spec, *f, config, threads, dir); },
+                [](const ResultRow& r) { return r.opsPerSec; }));
         }
     }
     if (isatty(STDERR_FILENO))
