@@ -213,7 +213,7 @@ size_t BTree::size() const {
     return total < 0 ? 0 : static_cast<size_t>(total);
 }
 
-std::optional<BTree::Value> BTree::find(std::string_view key) const {
+std::optional<BTree::Value> BTree::find(std::string_view key, Hint* hint) const {
     auto guard = epochs_.pin();
     SearchKey k(key);
     for (Restarter backoff;; backoff.pause()) {
@@ -239,10 +239,76 @@ std::optional<BTree::Value> BTree::find(std::string_view key) const {
         if (!validate(leaf, v)) {
             continue;
         }
+        if (hint != nullptr) {
+            *hint = equal ? Hint{leaf, v, pos} : Hint{};
+        }
         if (!equal) {
             return std::nullopt;
         }
         return value;
+    }
+}
+
+bool BTree::compareExchange(std::string_view key, std::optional<Value>& expected, Value desired,
+                            Hint* hint) {
+    if (!expected) {
+        auto [current, inserted] = insertIfAbsent(key, desired);
+        if (!inserted) {
+            expected = current;
+        }
+        if (hint != nullptr) {
+            *hint = Hint{};
+        }
+        return inserted;
+    }
+    auto guard = epochs_.pin();
+    // Swaps the value in `slot` of `leaf`, which the caller locked at a
+    // version where the slot holds `key`; unlocks and records the new version.
+    auto swapLocked = [&](Leaf* leaf, int slot) {
+        Value current = leaf->values[slot].load(std::memory_order_relaxed);
+        bool swapped = current == *expected;
+        if (swapped) {
+            leaf->values[slot].store(desired, std::memory_order_release);
+        } else {
+            expected = current;
+        }
+        uint64_t locked = leaf->version.load(std::memory_order_relaxed);
+        writeUnlock(leaf);
+        if (hint != nullptr) {
+            *hint = Hint{leaf, locked + kLockedBit, slot};
+        }
+        return swapped;
+    };
+    // The hint's leaf unchanged since: its slot still holds the key.
+    if (hint != nullptr && hint->slot >= 0) {
+        Leaf* leaf = static_cast<Leaf*>(hint->leaf);
+        if (upgradeToWrite(leaf, hint->version)) {
+            return swapLocked(leaf, hint->slot);
+        }
+    }
+    SearchKey k(key);
+    for (Restarter backoff;; backoff.pause()) {
+        uint64_t v;
+        Leaf* leaf = descendToKey(root_, k, v);
+        if (leaf == nullptr) {
+            continue;
+        }
+        bool equal;
+        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
+        if (!equal) {
+            if (!validate(leaf, v)) {
+                continue;
+            }
+            expected = std::nullopt;
+            if (hint != nullptr) {
+                *hint = Hint{};
+            }
+            return false;
+        }
+        if (!upgradeToWrite(leaf, v)) {
+            continue;
+        }
+        return swapLocked(leaf, pos);
     }
 }
 

@@ -69,8 +69,28 @@ class BTree {
     BTree(const BTree&) = delete;
     BTree& operator=(const BTree&) = delete;
 
-    /// The value mapped to `key`, if any.
-    std::optional<Value> find(std::string_view key) const;
+    /// Where a find() found its key: lets a following compareExchange() of
+    /// the same key skip its descent while the leaf is unchanged since (the
+    /// write path of an update chain: read the head, then swap it). Opaque;
+    /// for one tree and one key; stale hints are detected, never trusted.
+    struct Hint {
+        void* leaf = nullptr;
+        uint64_t version = 0;
+        int slot = -1;  // -1: no usable position
+    };
+
+    /// The value mapped to `key`, if any. Fills `hint` when given.
+    std::optional<Value> find(std::string_view key, Hint* hint = nullptr) const;
+
+    /// Atomically: if `key` is mapped to *expected (or, when `expected` is
+    /// nullopt, is absent), maps it to `desired` (inserting it when absent)
+    /// and returns true. Otherwise changes nothing, stores what is there now
+    /// in `expected` (nullopt: absent) and returns false: a compare-and-swap
+    /// of a key's value, done under the leaf's latch so that no concurrent
+    /// split or shift of the leaf can lose it. `hint`, from a find() or an
+    /// earlier compareExchange() of the same key, saves the descent.
+    bool compareExchange(std::string_view key, std::optional<Value>& expected, Value desired,
+                         Hint* hint = nullptr);
 
     /// Inserts key -> value if key is absent. Returns {the value now mapped to
     /// key, true if this call inserted it}. Exactly one of several concurrent
@@ -126,7 +146,12 @@ class BTree {
             return std::string_view(keyBytes_.data() + keyOffsets_[pos_],
                                     keyOffsets_[pos_ + 1] - keyOffsets_[pos_]);
         }
-        Value value() const { return values_[pos_]; }
+        /// The value mapped to key() now (not when the cursor got there:
+        /// read live from the leaf, or looked up again if the leaf changed
+        /// since), or nullptr if key() was removed since. The caller pins
+        /// the EpochManager around the call and its use of the result, as
+        /// for find().
+        Value value() const;
 
       private:
         enum class Mode { kGE, kGT, kLE, kLT, kLast };
@@ -138,7 +163,11 @@ class BTree {
         // the current one (count_ when invalid).
         std::string keyBytes_;
         std::vector<uint32_t> keyOffsets_;  // count_ + 1 offsets into keyBytes_
-        std::vector<Value> values_;
+        // Where the batch came from, for value(): the leaf (nodes live as
+        // long as the tree), its version then, and the slot of entry 0.
+        const void* leaf_ = nullptr;
+        uint64_t leafVersion_ = 0;
+        int firstSlot_ = 0;
         size_t count_ = 0;
         size_t pos_ = 0;
         std::string target_;  // reused seek key

@@ -80,7 +80,6 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
     auto guard = tree_->epochs_.pin();
     for (Restarter backoff;; backoff.pause()) {
         keyOffsets_.resize(1);  // keyBytes_ keeps its size: it is written by offset
-        values_.clear();
         count_ = 0;
         pos_ = 0;
         SearchKey k(target);
@@ -146,7 +145,6 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
         bool restart = false;
         const size_t span = end > begin ? size_t(end - begin) : 0;
         keyOffsets_.resize(span + 1);
-        values_.resize(span);
         keyBytes_.resize(std::max(keyBytes_.size(), span * kInlineKeyBytes));
         size_t used = 0;
         for (int i = begin; i < end; ++i) {
@@ -169,12 +167,14 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
             }
             used += size_t(copied);
             keyOffsets_[size_t(i - begin) + 1] = static_cast<uint32_t>(used);
-            values_[size_t(i - begin)] = leaf->values[i].load(std::memory_order_acquire);
         }
         if (restart || !validate(leaf, v)) {
             continue;
         }
         count_ = span;
+        leaf_ = leaf;
+        leafVersion_ = v;
+        firstSlot_ = begin;
         if (count_ > 0) {
             pos_ = forward ? 0 : count_ - 1;
             return;
@@ -189,6 +189,22 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
         target = target_;
         mode = forward ? Mode::kGE : Mode::kLT;
     }
+}
+
+BTree::Value BTree::Cursor::value() const {
+    // While the leaf keeps the version the batch was copied at, entry pos_
+    // is still in slot firstSlot_ + pos_ (nodes are never freed while the
+    // tree lives, so the pointer is safe to read). Any write to the leaf
+    // (even the value swap of another key) sends us to a fresh lookup.
+    const Leaf* leaf = static_cast<const Leaf*>(leaf_);
+    if (leaf->version.load(std::memory_order_acquire) == leafVersion_) {
+        Value value = leaf->values[firstSlot_ + int(pos_)].load(std::memory_order_acquire);
+        if (validate(leaf, leafVersion_)) {
+            return value;
+        }
+    }
+    std::optional<Value> now = tree_->find(key());
+    return now ? *now : nullptr;
 }
 
 }  // namespace mvkv

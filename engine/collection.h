@@ -1,7 +1,8 @@
-// Collection: one B+tree of key -> update chain, plus its accounting.
+// Collection: one B+tree of key -> newest version (the head of the key's
+// update chain, kept in the leaf slot itself), plus its accounting.
 //
-// Chains are created on first write to a key and live as long as the
-// collection (the history-store sweep of a later issue removes chains of keys
+// A key enters the tree with its first version and its versions live as long
+// as the collection (the history-store sweep of a later issue removes keys
 // that end as obsolete tombstones, through the tree's removeIf hook and the
 // EpochManager).
 //
@@ -25,7 +26,7 @@ namespace mvkv::engine {
 class Collection {
   public:
     Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs, EpochManager& epochs);
-    ~Collection();  // frees every chain; no concurrent users remain by then
+    ~Collection();  // frees every version; no concurrent users remain by then
     Collection(const Collection&) = delete;
     Collection& operator=(const Collection&) = delete;
 
@@ -33,11 +34,15 @@ class Collection {
     const Namespace& ns() const { return ns_; }
     const lockmgr::LockNamespace& lockNs() const { return lockNs_; }
     const BTree& tree() const { return tree_; }
+    /// For KeySlot, the writers' view of a key.
+    BTree& tree() { return tree_; }
 
-    /// The chain of `key`, or null when the key was never written.
-    mvcc::UpdateChain* findChain(std::string_view key) const;
-    /// The chain of `key`, created empty when absent.
-    mvcc::UpdateChain* getOrCreateChain(std::string_view key);
+    /// The newest version of `key` (the head of its chain), or null when the
+    /// key was never written. The caller pins the EpochManager.
+    const mvcc::Update* newestVersion(std::string_view key) const {
+        std::optional<BTree::Value> v = tree_.find(key);
+        return v ? static_cast<const mvcc::Update*>(*v) : nullptr;
+    }
 
     /// Set under the collection's X lock by drop; operations that find it set
     /// look the namespace up again.

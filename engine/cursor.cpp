@@ -45,8 +45,8 @@ void Cursor::settle(bool forward) {
     auto guard = session_.engine_.epochs_.pin();
     const mvcc::Transaction& t = txn();
     while (treeCursor_.valid()) {
-        const auto* chain = static_cast<const mvcc::UpdateChain*>(treeCursor_.value());
-        const mvcc::Update* u = t.findVisible(*chain);
+        const auto* head = static_cast<const mvcc::Update*>(treeCursor_.value());
+        const mvcc::Update* u = t.findVisible(head);
         if (u && !u->isTombstone()) {
             // resize + memcpy: assign()'s general path (aliasing, growth
             // policy) costs more than the copy of a small value.

@@ -64,12 +64,12 @@ EngineStats Engine::stats() const {
         cs.treeBytes = ts.bytes;
         BTree::Cursor c(coll->tree());
         for (c.seekFirst(); c.valid(); c.next()) {
-            const auto* chain = static_cast<const mvcc::UpdateChain*>(c.value());
-            uint64_t len = chain->length();
+            const auto* head = static_cast<const mvcc::Update*>(c.value());
+            uint64_t len = mvcc::chainLength(head);
             ++cs.chains;
             cs.updates += len;
             cs.maxChainLength = std::max(cs.maxChainLength, len);
-            cs.chainBytes += chain->footprint();
+            cs.chainBytes += mvcc::chainFootprint(head);
         }
         totalChains += cs.chains;
         totalUpdates += cs.updates;

@@ -9,6 +9,7 @@
 
 #include "engine/cursor.h"
 #include "engine/engine.h"
+#include "engine/key_slot.h"
 #include "engine/operation_context.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
@@ -275,10 +276,14 @@ void Session::accountCommitted() {
     const auto& writes = txn_.writes();
     assert(writes.size() == pending_.size());
     auto live = [](const mvcc::Update* u) { return u && !u->isTombstone(); };
-    std::unordered_set<const mvcc::UpdateChain*> seen;
+    // Versions a later write of the same key replaced do not count.
+    std::unordered_set<const mvcc::Update*> replaced;
+    for (const mvcc::WriteRecord& w : writes)
+        if (w.ownPrevious)
+            replaced.insert(w.ownPrevious);
     for (size_t i = writes.size(); i-- > 0;) {
         const mvcc::WriteRecord& w = writes[i];
-        if (writes.size() > 1 && !seen.insert(w.chain).second)
+        if (!replaced.empty() && replaced.count(w.update))
             continue;
         const mvcc::Update* before = mvcc::supersededVersion(w.update, txn_.id());
         int64_t keyBytes = pending_[i].keyBytes;
@@ -295,8 +300,8 @@ void Session::accountCommitted() {
 
 Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     auto guard = engine_.epochs_.pin();
-    if (mvcc::UpdateChain* chain = coll.findChain(key)) {
-        const mvcc::Update* u = txn_.findVisible(*chain);
+    if (const mvcc::Update* head = coll.newestVersion(key)) {
+        const mvcc::Update* u = txn_.findVisible(head);
         if (u && !u->isTombstone()) {
             // resize + memcpy: cheaper than assign()'s general path for a small value.
             std::string_view v = u->value();
@@ -349,19 +354,19 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
                            std::string_view value) {
     auto guard = engine_.epochs_.pin();
     bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
-    mvcc::UpdateChain* chain = creates ? coll.getOrCreateChain(key) : coll.findChain(key);
+    KeySlot slot(coll.tree(), key);
     auto notFound = [&] {
         return Status::NotFound(
             fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
     };
-    if (!chain)
+    if (!creates && !slot.head())
         return notFound();
     auto& txns = engine_.txns_;
     // An upsert needs no existence check, and write() checks for conflicts
     // itself; the others must see a conflict before they judge existence.
-    Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, *chain);
+    Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, slot);
     if (s.ok()) {
-        const mvcc::Update* visible = op == WriteOp::kPut ? nullptr : txn_.findVisible(*chain);
+        const mvcc::Update* visible = op == WriteOp::kPut ? nullptr : txn_.findVisible(slot);
         bool exists = visible && !visible->isTombstone();
         if (op == WriteOp::kInsert && exists)
             return Status::DuplicateKey(
@@ -369,7 +374,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         if ((op == WriteOp::kUpdate || op == WriteOp::kRemove) && !exists)
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
-        s = txns.write(txn_, *chain, kind, value, coll.id());
+        s = txns.write(txn_, slot, kind, value, coll.id());
     }
     if (s.code() == StatusCode::kWriteConflict)
         return Status::WriteConflict(

@@ -29,8 +29,10 @@ enum class TxnState : uint8_t { kIdle, kActive, kCommitted, kAborted };
 /// What a transaction wrote: the engine gives each write a `collection` tag
 /// so it can account per collection after commit.
 struct WriteRecord {
-    UpdateChain* chain;
     Update* update;
+    /// This transaction's own earlier version of the key that `update`
+    /// replaced, or null: a key written twice counts once.
+    const Update* ownPrevious;
     uint32_t collection;
 };
 
@@ -63,16 +65,17 @@ class Transaction {
         return readTs_ == kNoTimestamp || u->startTs() <= readTs_;
     }
 
-    /// The newest version of `chain` visible to this transaction, or null
-    /// (no version visible: the key does not exist for this reader). The
-    /// result may be a tombstone.
-    const Update* findVisible(const UpdateChain& chain) const {
-        for (const Update* u = chain.head(); u; u = u->next()) {
+    /// The newest version from `head` down visible to this transaction, or
+    /// null (no version visible: the key does not exist for this reader).
+    /// The result may be a tombstone.
+    const Update* findVisible(const Update* head) const {
+        for (const Update* u = head; u; u = u->next()) {
             if (canSee(u))
                 return u;
         }
         return nullptr;
     }
+    const Update* findVisible(const VersionSlot& slot) const { return findVisible(slot.head()); }
 
   private:
     friend class TransactionManager;

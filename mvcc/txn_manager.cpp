@@ -173,19 +173,19 @@ Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
     return Status::OK();
 }
 
-bool TransactionManager::wouldConflict(const Transaction& txn, const UpdateChain& chain) const {
-    const Update* newest = newestLive(chain.head());
+bool TransactionManager::wouldConflict(const Transaction& txn, const VersionSlot& slot) const {
+    const Update* newest = newestLive(slot.head());
     return newest && !txn.canSee(newest);
 }
 
-Status TransactionManager::checkWrite(const Transaction& txn, const UpdateChain& chain) const {
-    const Update* newest = newestLive(chain.head());
+Status TransactionManager::checkWrite(const Transaction& txn, const VersionSlot& slot) const {
+    const Update* newest = newestLive(slot.head());
     if (newest && !txn.canSee(newest))
         return conflictStatus(txn, *newest);
     return Status::OK();
 }
 
-Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind kind,
+Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind kind,
                                  std::string_view value, uint32_t collection) {
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: begin one first");
@@ -198,20 +198,22 @@ Status TransactionManager::write(Transaction& txn, UpdateChain& chain, WriteKind
         publishRunningLocked();
     }
     Update* mine = nullptr;
+    const Update* ownPrevious;
     while (true) {
-        Update* head = chain.head();
+        Update* head = slot.head();
         const Update* newest = newestLive(head);
         if (newest && !txn.canSee(newest)) {
             if (mine)
                 Update::destroy(mine);
             return conflictStatus(txn, *newest);
         }
+        ownPrevious = newest && newest->txnId() == txn.id_ ? newest : nullptr;
         if (!mine)
             mine = Update::make(txn.id_, kind == WriteKind::kTombstone, value);
-        if (chain.tryPrepend(head, mine))
+        if (slot.tryPrepend(head, mine))
             break;
     }
-    txn.writes_.push_back({&chain, mine, collection});
+    txn.writes_.push_back({mine, ownPrevious, collection});
     return Status::OK();
 }
 

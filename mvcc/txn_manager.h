@@ -66,16 +66,17 @@ class TransactionManager {
     /// commit. all_durable stays below it until the transaction ends.
     Status setCommitTimestamp(Transaction& txn, Timestamp ts);
 
-    /// Writes a new version of `chain` for `txn`: the eager write-conflict
-    /// check, then a compare-and-swap onto the head. WriteConflict (nothing
-    /// written) when the newest non-aborted version is not visible to `txn`.
-    Status write(Transaction& txn, UpdateChain& chain, WriteKind kind, std::string_view value,
+    /// Writes a new version of the key behind `slot` for `txn`: the eager
+    /// write-conflict check, then a compare-and-swap onto the head.
+    /// WriteConflict (nothing written) when the newest non-aborted version is
+    /// not visible to `txn`.
+    Status write(Transaction& txn, VersionSlot& slot, WriteKind kind, std::string_view value,
                  uint32_t collection);
 
-    /// True when a write by `txn` to `chain` would conflict now.
-    bool wouldConflict(const Transaction& txn, const UpdateChain& chain) const;
+    /// True when a write by `txn` to the key behind `slot` would conflict now.
+    bool wouldConflict(const Transaction& txn, const VersionSlot& slot) const;
     /// The WriteConflict write() would return now, or OK.
-    Status checkWrite(const Transaction& txn, const UpdateChain& chain) const;
+    Status checkWrite(const Transaction& txn, const VersionSlot& slot) const;
 
     /// Commits with `commitTs`, or the timestamp set earlier, or the clock's
     /// next. On a broken timestamp rule the transaction is rolled back and

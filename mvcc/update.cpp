@@ -20,27 +20,26 @@ void Update::destroy(Update* update) {
     ::operator delete(update);
 }
 
-UpdateChain::~UpdateChain() {
-    Update* u = head_.load(std::memory_order_relaxed);
-    while (u) {
-        Update* next = u->next();
-        Update::destroy(u);
-        u = next;
-    }
-}
-
-size_t UpdateChain::length() const {
+size_t chainLength(const Update* head) {
     size_t n = 0;
-    for (Update* u = head(); u; u = u->next())
+    for (const Update* u = head; u; u = u->next())
         ++n;
     return n;
 }
 
-size_t UpdateChain::footprint() const {
-    size_t bytes = sizeof(UpdateChain);
-    for (Update* u = head(); u; u = u->next())
+size_t chainFootprint(const Update* head) {
+    size_t bytes = 0;
+    for (const Update* u = head; u; u = u->next())
         bytes += u->footprint();
     return bytes;
+}
+
+void destroyVersions(Update* head) {
+    while (head) {
+        Update* next = head->next();
+        Update::destroy(head);
+        head = next;
+    }
 }
 
 }  // namespace mvkv::mvcc

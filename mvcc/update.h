@@ -6,9 +6,14 @@
 // chain without any lock. The value bytes live inline after the header: one
 // allocation per version.
 //
-// Ownership: a chain owns its updates; destroying the chain frees them all.
-// Callers must ensure no reader still walks a chain being destroyed (the
-// engine retires chains through its EpochManager).
+// Where the newest version lives is the caller's choice, behind VersionSlot:
+// the engine keeps it in the key's B+tree leaf slot (so a point read goes
+// leaf -> newest update, one dependent cache miss fewer than through a chain
+// object of its own); UpdateChain is a stand-alone slot for the mvcc tests.
+//
+// Ownership: whoever owns the slot owns the updates below it and frees them
+// with destroyVersions(). Callers must ensure no reader still walks versions
+// being freed (the engine frees them with the collection, after its users).
 #pragma once
 
 #include <atomic>
@@ -58,7 +63,7 @@ class Update {
     size_t footprint() const { return sizeof(Update) + size_; }
 
   private:
-    friend class UpdateChain;
+    friend class VersionSlot;
     Update(TxnId txnId, bool tombstone, uint32_t size)
         : txnId_(txnId), size_(size), tombstone_(tombstone) {}
     const char* data() const { return reinterpret_cast<const char*>(this + 1); }
@@ -84,29 +89,51 @@ inline const Update* supersededVersion(const Update* u, TxnId self) {
     return nullptr;
 }
 
-/// The versions of one key. Readers call head() and follow next(); writers
-/// call tryPrepend().
-class UpdateChain {
+/// Number of versions from `head` down, and the bytes they hold.
+size_t chainLength(const Update* head);
+size_t chainFootprint(const Update* head);
+/// Frees `head` and every version below it.
+void destroyVersions(Update* head);
+
+/// Where the versions of one key start: the writer's view of a chain.
+/// TransactionManager::write() reads head() and publishes with tryPrepend().
+/// An implementation is used by one thread at a time; the head it stands for
+/// is shared, and tryPrepend() is its only writer.
+class VersionSlot {
+  public:
+    /// The newest version (null: the key has none), as of this slot's last
+    /// look: construction or a failed tryPrepend().
+    virtual Update* head() const = 0;
+
+    /// Publishes `update` as the newest version if the head is still
+    /// `expected` (head()); false otherwise, nothing changed, and head() now
+    /// returns the current one. The caller re-checks for conflicts against
+    /// it and tries again.
+    virtual bool tryPrepend(Update* expected, Update* update) = 0;
+
+  protected:
+    ~VersionSlot() = default;
+    static void linkAbove(Update* update, Update* next) { update->next_ = next; }
+};
+
+/// A stand-alone VersionSlot: one atomic head, owning its versions.
+class UpdateChain final : public VersionSlot {
   public:
     UpdateChain() = default;
-    ~UpdateChain();
+    ~UpdateChain() { destroyVersions(head()); }
     UpdateChain(const UpdateChain&) = delete;
     UpdateChain& operator=(const UpdateChain&) = delete;
 
-    Update* head() const { return head_.load(std::memory_order_acquire); }
+    Update* head() const override { return head_.load(std::memory_order_acquire); }
 
-    /// Publishes `update` as the newest version if the head is still
-    /// `expected`; false (and nothing changed) otherwise. The caller re-checks
-    /// for conflicts against the new head and tries again.
-    bool tryPrepend(Update* expected, Update* update) {
-        update->next_ = expected;
+    bool tryPrepend(Update* expected, Update* update) override {
+        linkAbove(update, expected);
         return head_.compare_exchange_strong(expected, update, std::memory_order_release,
                                              std::memory_order_acquire);
     }
 
-    /// Number of updates and bytes held, by walking the chain.
-    size_t length() const;
-    size_t footprint() const;
+    size_t length() const { return chainLength(head()); }
+    size_t footprint() const { return chainFootprint(head()); }
 
   private:
     std::atomic<Update*> head_{nullptr};

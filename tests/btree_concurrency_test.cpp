@@ -1,13 +1,15 @@
 // BTree under concurrent writers and readers: readers always find what was
 // inserted before they looked, scans are strictly ordered and never torn
 // during many splits, one winner per key for racing insertIfAbsent, and
-// concurrent removes and inserts leave exactly the expected contents.
+// concurrent removes and inserts leave exactly the expected contents;
+// compareExchange swaps are never lost to concurrent splits.
 // No timing assertions: every check is on results.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -181,6 +183,79 @@ TEST_CASE("btree concurrency: racing insertIfAbsent has exactly one winner per k
         REQUIRE(winners[k] == 1);
     }
     CHECK(tree.size() == kKeys);
+}
+
+TEST_CASE("btree concurrency: compareExchange counters lose no increment during splits") {
+    // Counter keys spread over the key space; inserter threads add keys
+    // between them, so the counters' leaves shift and split while
+    // incrementers swap their values (find with a hint, then
+    // compareExchange, retrying on failure: the update chain's write path).
+    // A swap that a split or shift lost would show as a missing increment.
+    EpochManager epochs;
+    BTree tree(epochs);
+    constexpr int kCounters = 40;
+    constexpr int kIncrementers = 3;
+    constexpr int kIncrements = 4000;
+    constexpr int kInserters = 2;
+    constexpr int kInserts = 6000;
+    auto counterKey = [](int c) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "user%06d:counter", c * 150);
+        return std::string(buf);
+    };
+    for (int c = 0; c < kCounters; ++c) {
+        REQUIRE(tree.insertIfAbsent(counterKey(c), val(0)).second);
+    }
+    std::atomic<int> badValue{0};
+    std::vector<std::vector<int>> done(kIncrementers, std::vector<int>(kCounters, 0));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kIncrementers; ++t) {
+        threads.emplace_back([&, t] {
+            std::mt19937 rng(static_cast<unsigned>(t) + 1);
+            for (int i = 0; i < kIncrements; ++i) {
+                int c = static_cast<int>(rng() % kCounters);
+                std::string key = counterKey(c);
+                BTree::Hint hint;
+                std::optional<BTree::Value> expected = tree.find(key, &hint);
+                if (!expected) {
+                    badValue.fetch_add(1);
+                    continue;
+                }
+                while (!tree.compareExchange(key, expected, val(num(*expected) + 1), &hint)) {
+                    if (!expected) {  // the key never leaves the tree
+                        badValue.fetch_add(1);
+                        break;
+                    }
+                }
+                ++done[t][c];
+            }
+        });
+    }
+    for (int w = 0; w < kInserters; ++w) {
+        threads.emplace_back([&, w] {
+            for (int j = 0; j < kInserts; ++j) {
+                int i = w % 2 == 0 ? j : kInserts - 1 - j;
+                tree.insertIfAbsent(keyFor(w, i), val(valueFor(w, i)));
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    CHECK(badValue.load() == 0);
+    for (int c = 0; c < kCounters; ++c) {
+        uint64_t expectedCount = 0;
+        for (int t = 0; t < kIncrementers; ++t) {
+            expectedCount += static_cast<uint64_t>(done[t][c]);
+        }
+        CHECK(tree.find(counterKey(c)) == val(expectedCount));
+    }
+    for (int w = 0; w < kInserters; ++w) {
+        for (int i = 0; i < kInserts; i += 97) {
+            CHECK(tree.find(keyFor(w, i)) == val(valueFor(w, i)));
+        }
+    }
+    CHECK(tree.size() == size_t(kCounters + kInserters * kInserts));
 }
 
 TEST_CASE("btree concurrency: removes and inserts race to the expected final set") {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -336,6 +337,95 @@ TEST_CASE("btree: removeIf removes only the expected mapping") {
     CHECK(tree.find("n") == std::optional<BTree::Value>(nullptr));
     CHECK(tree.removeIf("n", nullptr));
     CHECK(tree.size() == 0);
+}
+
+TEST_CASE("btree: compareExchange swaps only the expected value, inserts only when absent") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    std::optional<BTree::Value> expected;  // nullopt: "absent"
+    CHECK(tree.compareExchange("k", expected, val(1)));
+    CHECK(tree.find("k") == val(1));
+    // Absent expected, but present: fails and reports the value.
+    expected = std::nullopt;
+    CHECK_FALSE(tree.compareExchange("k", expected, val(9)));
+    CHECK(expected == val(1));
+    // Wrong value: fails and reports the value; nothing changed.
+    expected = val(7);
+    CHECK_FALSE(tree.compareExchange("k", expected, val(9)));
+    CHECK(expected == val(1));
+    CHECK(tree.find("k") == val(1));
+    // Right value: swapped.
+    CHECK(tree.compareExchange("k", expected, val(2)));
+    CHECK(tree.find("k") == val(2));
+    // A present value on an absent key: fails, reports absence.
+    expected = val(2);
+    CHECK_FALSE(tree.compareExchange("other", expected, val(3)));
+    CHECK_FALSE(expected.has_value());
+    CHECK_FALSE(tree.find("other").has_value());
+    CHECK(tree.size() == 1);
+}
+
+TEST_CASE("btree: a compareExchange hint is used while fresh and never trusted when stale") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    // Enough keys for several leaves; "m050" sits in the middle of one.
+    for (int i = 0; i < 300; i += 2) {
+        tree.insertIfAbsent("m" + std::to_string(1000 + i), val(i));
+    }
+    const std::string key = "m1050";
+    BTree::Hint hint;
+    REQUIRE(tree.find(key, &hint) == val(50));
+    CHECK(hint.slot >= 0);
+    std::optional<BTree::Value> expected = val(50);
+    CHECK(tree.compareExchange(key, expected, val(51), &hint));  // fresh hint
+    CHECK(tree.find(key) == val(51));
+    // The hint follows its own swap and stays usable.
+    expected = val(51);
+    CHECK(tree.compareExchange(key, expected, val(52), &hint));
+    // Inserts before the key shift it to another slot: the hint is stale
+    // and must not write into the slot it names.
+    for (int i = 1; i < 50; i += 2) {
+        tree.insertIfAbsent("m" + std::to_string(1000 + i), val(100000 + i));
+    }
+    expected = val(52);
+    CHECK(tree.compareExchange(key, expected, val(53), &hint));
+    CHECK(tree.find(key) == val(53));
+    for (int i = 0; i < 300; i += 2) {
+        if (i != 50) {
+            CHECK(tree.find("m" + std::to_string(1000 + i)) == val(i));
+        }
+    }
+    for (int i = 1; i < 50; i += 2) {
+        CHECK(tree.find("m" + std::to_string(1000 + i)) == val(100000 + i));
+    }
+    // A hint of a missed key has no slot; a failed swap refreshes nothing wrong.
+    BTree::Hint none;
+    CHECK_FALSE(tree.find("zz", &none).has_value());
+    CHECK(none.slot < 0);
+}
+
+TEST_CASE("btree: a cursor's value is the key's value now, not when the cursor got there") {
+    EpochManager epochs;
+    BTree tree(epochs);
+    for (int i = 0; i < 10; ++i) {
+        tree.insertIfAbsent("k" + std::to_string(i), val(i));
+    }
+    BTree::Cursor c(tree);
+    c.seek("k3");
+    REQUIRE(c.valid());
+    CHECK(c.value() == val(3));
+    std::optional<BTree::Value> expected = val(3);
+    REQUIRE(tree.compareExchange("k3", expected, val(33)));
+    CHECK(c.value() == val(33));  // the leaf changed: looked up again
+    c.next();
+    CHECK(c.key() == "k4");
+    CHECK(c.value() == val(4));
+    tree.remove("k4");
+    CHECK(c.key() == "k4");
+    CHECK(c.value() == nullptr);  // removed since the cursor reached it
+    c.next();
+    CHECK(c.key() == "k5");
+    CHECK(c.value() == val(5));
 }
 
 TEST_CASE("btree: removed keys are retired through the epoch manager") {
