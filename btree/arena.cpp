@@ -1,8 +1,6 @@
 // NodeArena implementation; the why is in arena.h.
 #include "btree/arena.h"
 
-#include <sys/mman.h>
-
 #include <cassert>
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +8,8 @@
 #include <new>
 #include <string_view>
 #include <vector>
+
+#include "util/huge_pages.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MVKV_ARENA_ASAN 1
@@ -31,7 +31,7 @@
 namespace mvkv::btree_detail {
 namespace {
 
-constexpr size_t kChunkBytes = size_t{2} << 20;  // one x86-64 huge page
+constexpr size_t kChunkBytes = kHugePageBytes;
 constexpr size_t kMaxNodeBytes = size_t{64} << 10;
 
 // A 2 MiB chunk aligned to 2 MiB (so that it can be one huge page); sets
@@ -39,24 +39,7 @@ constexpr size_t kMaxNodeBytes = size_t{64} << 10;
 char* newChunk(bool& advised) {
     advised = false;
 #ifndef MVKV_ARENA_ASAN
-    // Over-map by one chunk, then trim to an aligned chunk.
-    void* raw = ::mmap(nullptr, 2 * kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-    if (raw != MAP_FAILED) {
-        auto base = reinterpret_cast<uintptr_t>(raw);
-        uintptr_t aligned = (base + kChunkBytes - 1) & ~(kChunkBytes - 1);
-        if (aligned > base) {
-            ::munmap(raw, aligned - base);
-        }
-        uintptr_t end = base + 2 * kChunkBytes;
-        if (end > aligned + kChunkBytes) {
-            ::munmap(reinterpret_cast<void*>(aligned + kChunkBytes), end - (aligned + kChunkBytes));
-        }
-        auto* chunk = reinterpret_cast<char*>(aligned);
-#ifdef MADV_HUGEPAGE
-        // Fails harmlessly (EINVAL) where transparent huge pages are unavailable.
-        advised = ::madvise(chunk, kChunkBytes, MADV_HUGEPAGE) == 0;
-#endif
+    if (char* chunk = mapHugePageChunk(advised)) {
         return chunk;
     }
 #endif

@@ -3,12 +3,14 @@
 #include <cstring>
 #include <new>
 
+#include "mvcc/version_arena.h"
+
 namespace mvkv::mvcc {
 
 Update* Update::make(TxnId txnId, bool tombstone, std::string_view value) {
     if (tombstone)
         value = {};
-    void* mem = ::operator new(sizeof(Update) + value.size());
+    void* mem = allocateVersion(sizeof(Update) + value.size());
     auto* update = new (mem) Update(txnId, tombstone, static_cast<uint32_t>(value.size()));
     if (!value.empty())
         std::memcpy(update->data(), value.data(), value.size());
@@ -16,8 +18,9 @@ Update* Update::make(TxnId txnId, bool tombstone, std::string_view value) {
 }
 
 void Update::destroy(Update* update) {
+    size_t bytes = update->footprint();
     update->~Update();
-    ::operator delete(update);
+    freeVersion(update, bytes);
 }
 
 size_t chainLength(const Update* head) {
