@@ -70,8 +70,10 @@ std::vector<std::string> Catalog::collections(std::string_view db) const {
     return out;
 }
 
-std::vector<std::shared_ptr<Collection>> Catalog::all() const {
+std::vector<std::shared_ptr<Collection>> Catalog::all(uint32_t* lastIssuedId) const {
     std::shared_lock lock(mutex_);
+    if (lastIssuedId)
+        *lastIssuedId = nextId_ - 1;
     std::vector<std::shared_ptr<Collection>> out;
     for (const auto& [ns, coll] : byNs_)
         out.push_back(coll);

@@ -36,7 +36,10 @@ class Catalog {
     std::vector<std::string> databases() const;
     /// Collection names (without the db prefix) of `db`, sorted.
     std::vector<std::string> collections(std::string_view db) const;
-    std::vector<std::shared_ptr<Collection>> all() const;
+    /// Every collection; with `lastIssuedId`, also the largest id handed out
+    /// so far (read together: an id at most it and not in the list belongs
+    /// to a dropped collection).
+    std::vector<std::shared_ptr<Collection>> all(uint32_t* lastIssuedId = nullptr) const;
 
     /// Bumped by every create and drop: sessions clear their collection
     /// caches when it moves, so a dropped collection is freed once every

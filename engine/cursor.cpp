@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "engine/visible_value.h"
 
 namespace mvkv::engine {
 
@@ -16,6 +17,7 @@ Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
       treeCursor_(coll_->tree()) {
     if (ownTxn) {
         ownTxn_ = std::make_unique<mvcc::Transaction>();
+        ownTxn_->setOwner(session_.id_);
         // A fresh transaction with no read timestamp cannot be refused.
         session_.engine_.txns_.begin(*ownTxn_).ignore();
     }
@@ -46,11 +48,11 @@ void Cursor::settle(bool forward) {
     const mvcc::Transaction& t = txn();
     while (treeCursor_.valid()) {
         const auto* head = static_cast<const mvcc::Update*>(treeCursor_.value());
-        const mvcc::Update* u = t.findVisible(head);
-        if (u && !u->isTombstone()) {
+        std::string_view v;
+        if (readVisibleValue(head, t, session_.engine_.history_, coll_->id(), treeCursor_.key(),
+                             &v)) {
             // resize + memcpy: assign()'s general path (aliasing, growth
             // policy) costs more than the copy of a small value.
-            std::string_view v = u->value();
             value_.resize(v.size());
             std::memcpy(value_.data(), v.data(), v.size());
             valid_ = true;

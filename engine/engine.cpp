@@ -29,13 +29,24 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         return Status::InvalidArgument("writeConflictRetryTimeout must not be negative");
     if (options.lockTimeout && options.lockTimeout->count() < 0)
         return Status::InvalidArgument("lockTimeout must not be negative");
+    if (options.historySweepInterval.count() < 0)
+        return Status::InvalidArgument("historySweepInterval must not be negative");
+    if (options.chainSweepBound > 254)
+        return Status::InvalidArgument(fmt::format(
+            "chainSweepBound {} is out of range; use 0 (off) or 1..254", options.chainSweepBound));
     if (options.locks.readTickets < 0 || options.locks.writeTickets < 0)
         return Status::InvalidArgument("ticket counts must not be negative");
     return std::unique_ptr<Engine>(new Engine(std::move(options)));
 }
 
 Engine::Engine(EngineOptions options)
-    : options_(std::move(options)), lockManager_(options_.locks), catalog_(epochs_) {}
+    : options_(std::move(options)),
+      lockManager_(options_.locks),
+      catalog_(epochs_),
+      history_(epochs_),
+      sweeper_(catalog_, txns_, history_, epochs_) {
+    sweeper_.start(options_.historySweepInterval);
+}
 
 Engine::~Engine() {
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");
@@ -66,11 +77,14 @@ EngineStats Engine::stats() const {
         for (c.seekFirst(); c.valid(); c.next()) {
             const auto* head = static_cast<const mvcc::Update*>(c.value());
             uint64_t len = mvcc::chainLength(head);
+            size_t bucket = len <= 1 ? 0 : len == 2 ? 1 : len <= 4 ? 2 : len <= 8 ? 3 : len <= 16 ? 4 : 5;
+            ++out.chainLengthHistogram[bucket];
             ++cs.chains;
             cs.updates += len;
             cs.maxChainLength = std::max(cs.maxChainLength, len);
             cs.chainBytes += mvcc::chainFootprint(head);
         }
+        out.chainBytes += cs.chainBytes;
         totalChains += cs.chains;
         totalUpdates += cs.updates;
         out.maxChainLength = std::max(out.maxChainLength, cs.maxChainLength);
@@ -78,6 +92,28 @@ EngineStats Engine::stats() const {
     }
     out.meanChainLength =
         totalChains ? static_cast<double>(totalUpdates) / static_cast<double>(totalChains) : 0.0;
+    guard.release();
+    HistoryStats& h = out.history;
+    historystore::HistoryStore::Stats hs = history_.stats();
+    h.entries = hs.entries;
+    h.bytes = hs.bytes;
+    h.inserts = hs.inserts;
+    h.removals = hs.removals;
+    mvcc::Horizon horizon = sweeper_.lastHorizon();
+    h.pinned = horizon.pinnedTs;
+    h.oldestId = horizon.oldestId;
+    mvcc::TransactionManager::PinningReader reader = txns_.pinningReader();
+    h.pinnedByReader = reader.any;
+    h.readerSession = reader.owner;
+    h.readerReadTs = reader.readTs;
+    h.readerAgeMicros = reader.ageMicros;
+    SweepStats sw = sweeper_.stats();
+    h.sweepPasses = sw.passes;
+    h.keySweeps = sw.keySweeps;
+    h.versionsMoved = sw.versionsMoved;
+    h.versionsFreed = sw.versionsFreed;
+    h.keysRemoved = sw.keysRemoved;
+    h.historyDiscarded = sw.historyDiscarded;
     return out;
 }
 
@@ -100,7 +136,36 @@ std::string Engine::statsJson() const {
                        {"all_durable", ts.allDurable},
                        {"oldest_reader", ts.oldestReader},
                        {"pinned", ts.pinned}};
-    j["updateChains"] = {{"maxLength", s.maxChainLength}, {"meanLength", s.meanChainLength}};
+    j["updateChains"] = {{"maxLength", s.maxChainLength},
+                         {"meanLength", s.meanChainLength},
+                         {"bytes", s.chainBytes},
+                         {"lengthHistogram",
+                          {{"1", s.chainLengthHistogram[0]},
+                           {"2", s.chainLengthHistogram[1]},
+                           {"3-4", s.chainLengthHistogram[2]},
+                           {"5-8", s.chainLengthHistogram[3]},
+                           {"9-16", s.chainLengthHistogram[4]},
+                           {"17+", s.chainLengthHistogram[5]}}}};
+    const HistoryStats& h = s.history;
+    nlohmann::json pinnedBy = nullptr;
+    if (h.pinnedByReader)
+        pinnedBy = {{"session", h.readerSession},
+                    {"readTimestamp", h.readerReadTs},
+                    {"ageMicros", h.readerAgeMicros}};
+    j["history"] = {{"entries", h.entries},
+                    {"bytes", h.bytes},
+                    {"inserts", h.inserts},
+                    {"removals", h.removals},
+                    {"pinned", h.pinned},
+                    {"oldestId", h.oldestId},
+                    {"pinnedBy", pinnedBy},
+                    {"sweep",
+                     {{"passes", h.sweepPasses},
+                      {"keySweeps", h.keySweeps},
+                      {"versionsMoved", h.versionsMoved},
+                      {"versionsFreed", h.versionsFreed},
+                      {"keysRemoved", h.keysRemoved},
+                      {"historyDiscarded", h.historyDiscarded}}}};
     nlohmann::json colls = nlohmann::json::object();
     for (const auto& c : s.collections) {
         colls[c.ns] = {{"keys", c.keys},

@@ -19,6 +19,8 @@
 #include "engine/catalog.h"
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
+#include "engine/history_sweeper.h"
+#include "historystore/history_store.h"
 #include "lockmgr/lock_manager.h"
 #include "mvcc/txn_manager.h"
 #include "util/epoch.h"
@@ -49,6 +51,13 @@ class Engine {
         return catalog_.collections(db);
     }
 
+    /// Runs one whole history sweep now (as the background thread does):
+    /// superseded versions move to the history store or, when no reader can
+    /// need them, are freed; obsolete history is discarded. Must not be
+    /// called while this thread holds an open transaction's cursor pin (it
+    /// never is through the public API).
+    void sweepHistory() { sweeper_.sweepAll(); }
+
     /// Every figure at once. Walks every update chain for the chain figures:
     /// O(keys), meant for shells, tests and benchmarks, not hot paths.
     EngineStats stats() const;
@@ -71,6 +80,8 @@ class Engine {
     lockmgr::LockManager lockManager_;
     mvcc::TransactionManager txns_;
     Catalog catalog_;
+    historystore::HistoryStore history_;
+    HistorySweeper sweeper_;  // last: its thread stops before the rest goes
     std::atomic<uint64_t> sessions_{0};
 };
 

@@ -29,6 +29,13 @@ struct EngineOptions {
     /// long as it takes, as MongoDB does by default. Sessions may override.
     std::optional<std::chrono::milliseconds> lockTimeout;
 
+    /// The history sweep (docs/history.md): how often the background pass
+    /// runs (0: never; sweeps then happen on demand and through the
+    /// long-chain trigger only), and the chain depth at which a write sweeps
+    /// its key's chain at once (0: never; at most 254).
+    std::chrono::milliseconds historySweepInterval{1000};
+    unsigned chainSweepBound = 8;
+
     lockmgr::LockManagerOptions locks;
 };
 

@@ -10,11 +10,18 @@
 #include "engine/cursor.h"
 #include "engine/engine.h"
 #include "engine/key_slot.h"
+#include "engine/visible_value.h"
 #include "engine/operation_context.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
 
 namespace mvkv::engine {
+
+namespace {
+// An implicit operation's transaction: short, no read timestamp, off the
+// active list while the caller's epoch pin covers its snapshot.
+const mvcc::BeginOptions kImplicitBegin{mvcc::kNoTimestamp, false, true};
+}  // namespace
 
 using lockmgr::LockMode;
 
@@ -24,6 +31,7 @@ Session::Session(Engine& engine, uint64_t id)
       locker_(engine.lockManager_),
       lockTimeout_(engine.options_.lockTimeout),
       retryTimeout_(engine.options_.writeConflictRetryTimeout) {
+    txn_.setOwner(id_);
     engine_.sessions_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -249,9 +257,10 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
 }
 
 Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
+    measureCommit();
     Status s = engine_.txns_.commit(txn_, commitTs);
     if (s.ok())
-        accountCommitted();
+        applyCommitCounts();
     pending_.clear();
     return s;
 }
@@ -270,7 +279,14 @@ void Session::endExplicit() {
     txnCollections_.clear();
 }
 
-void Session::accountCommitted() {
+void Session::applyCommitCounts() {
+    for (const PendingWrite& p : pending_) {
+        if (p.keysDelta != 0 || p.bytesDelta != 0)
+            p.collection->addCommitted(p.keysDelta, p.bytesDelta);
+    }
+}
+
+void Session::measureCommit() {
     // Only the newest own version of each key counts; it replaced the newest
     // committed version below it (stable: nobody writes under ours).
     const auto& writes = txn_.writes();
@@ -283,6 +299,7 @@ void Session::accountCommitted() {
             replaced.insert(w.ownPrevious);
     for (size_t i = writes.size(); i-- > 0;) {
         const mvcc::WriteRecord& w = writes[i];
+        pending_[i].keysDelta = pending_[i].bytesDelta = 0;
         if (!replaced.empty() && replaced.count(w.update))
             continue;
         const mvcc::Update* before = mvcc::supersededVersion(w.update, txn_.id());
@@ -291,8 +308,8 @@ void Session::accountCommitted() {
         int64_t bytes =
             (live(w.update) ? keyBytes + static_cast<int64_t>(w.update->value().size()) : 0) -
             (live(before) ? keyBytes + static_cast<int64_t>(before->value().size()) : 0);
-        if (keys != 0 || bytes != 0)
-            pending_[i].collection->addCommitted(keys, bytes);
+        pending_[i].keysDelta = keys;
+        pending_[i].bytesDelta = bytes;
     }
 }
 
@@ -300,15 +317,12 @@ void Session::accountCommitted() {
 
 Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     auto guard = engine_.epochs_.pin();
-    if (const mvcc::Update* head = coll.newestVersion(key)) {
-        const mvcc::Update* u = txn_.findVisible(head);
-        if (u && !u->isTombstone()) {
-            // resize + memcpy: cheaper than assign()'s general path for a small value.
-            std::string_view v = u->value();
-            out->resize(v.size());
-            std::memcpy(out->data(), v.data(), v.size());
-            return Status::OK();
-        }
+    std::string_view v;
+    if (readVisibleValue(coll.newestVersion(key), txn_, engine_.history_, coll.id(), key, &v)) {
+        // resize + memcpy: cheaper than assign()'s general path for a small value.
+        out->resize(v.size());
+        std::memcpy(out->data(), v.data(), v.size());
+        return Status::OK();
     }
     return Status::NotFound(
         fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
@@ -323,7 +337,10 @@ Status Session::get(std::string_view ns, std::string_view key, std::string* valu
         return s;
     if (explicit_)
         return read(op.collection(), key, value);
-    if (Status b = engine_.txns_.begin(txn_); !b.ok())
+    // One pin over the snapshot and the read: the implicit reader stays off
+    // the active list (BeginOptions::unregistered).
+    auto pin = engine_.epochs_.pin();
+    if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
         return b;
     Status result = read(op.collection(), key, value);
     engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
@@ -375,6 +392,10 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
         s = txns.write(txn_, slot, kind, value, coll.id());
+        // A deep chain is swept now rather than at the next pass.
+        unsigned bound = engine_.options_.chainSweepBound;
+        if (s.ok() && bound != 0 && slot.head()->depth() > bound)
+            engine_.sweeper_.sweepKey(coll, key);
     }
     if (s.code() == StatusCode::kWriteConflict)
         return Status::WriteConflict(
@@ -416,9 +437,13 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
         [&]() -> Status {
             if (Status i = checkInterrupted(); !i.ok())
                 return i;
-            if (Status b = txns.begin(txn_); !b.ok())
+            // Unregistered until its first write links it: the pin covers
+            // its snapshot meanwhile (BeginOptions::unregistered).
+            auto pin = engine_.epochs_.pin();
+            if (Status b = txns.begin(txn_, kImplicitBegin); !b.ok())
                 return b;
             Status w = applyWrite(op, coll, key, value);
+            pin.release();
             if (!w.ok()) {
                 abortTxn();
                 return w;

@@ -126,6 +126,8 @@ class Session {
     struct PendingWrite {
         Collection* collection;
         uint32_t keyBytes;
+        int64_t keysDelta = 0;  // set by measureCommit()
+        int64_t bytesDelta = 0;
     };
     struct HeldLock {
         std::string ns;
@@ -163,7 +165,11 @@ class Session {
     /// Commits txn_ and updates the collections' accounting.
     Status commitTxn(std::optional<mvcc::Timestamp> commitTs);
     void abortTxn();
-    void accountCommitted();
+    /// Before commit: what each write changes in its collection's counts.
+    /// Measured while our versions are uncommitted, so the history sweep
+    /// has not cut what they replaced; applied once the commit succeeded.
+    void measureCommit();
+    void applyCommitCounts();
     void endExplicit();
     Status read(Collection& coll, std::string_view key, std::string* out);
 

@@ -53,6 +53,10 @@ class Transaction {
     Timestamp commitTs() const { return commitTs_; }
     const Snapshot& snapshot() const { return snapshot_; }
     const std::vector<WriteRecord>& writes() const { return writes_; }
+    /// A caller's tag (the engine: its session id), shown when this
+    /// transaction is the reader that pins history.
+    uint64_t owner() const { return owner_; }
+    void setOwner(uint64_t owner) { owner_ = owner; }
 
     /// The visibility rule; `u` must not be null.
     bool canSee(const Update* u) const {
@@ -65,14 +69,26 @@ class Transaction {
         return readTs_ == kNoTimestamp || u->startTs() <= readTs_;
     }
 
+    /// The visibility rule for a committed version known only by its
+    /// transaction and commit timestamp (a history store entry).
+    bool canSeeCommitted(TxnId txnId, Timestamp startTs) const {
+        return snapshot_.finishedBefore(txnId) &&
+               (readTs_ == kNoTimestamp || startTs <= readTs_);
+    }
+
     /// The newest version from `head` down visible to this transaction, or
-    /// null (no version visible: the key does not exist for this reader).
-    /// The result may be a tombstone.
-    const Update* findVisible(const Update* head) const {
+    /// null (no version visible in the chain). The result may be a tombstone.
+    /// With `lookInHistory`: set when nothing was visible and older versions
+    /// of the key were moved to the history store, where the caller must look.
+    const Update* findVisible(const Update* head, bool* lookInHistory = nullptr) const {
+        const Update* last = nullptr;
         for (const Update* u = head; u; u = u->next()) {
             if (canSee(u))
                 return u;
+            last = u;
         }
+        if (lookInHistory)
+            *lookInHistory = last && last->olderInHistory();
         return nullptr;
     }
     const Update* findVisible(const VersionSlot& slot) const { return findVisible(slot.head()); }
@@ -87,10 +103,11 @@ class Transaction {
     Snapshot snapshot_;
     std::vector<WriteRecord> writes_;
     // Membership of the manager's active list (guarded by its mutex).
-    bool linked_ = false;  // on the active list (readers without a read ts stay off it)
+    bool linked_ = false;  // on the active list (short unregistered readers stay off it)
     Transaction* prevActive_ = nullptr;
     Transaction* nextActive_ = nullptr;
     uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader
+    uint64_t owner_ = 0;
 };
 
 }  // namespace mvkv::mvcc

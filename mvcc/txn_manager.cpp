@@ -112,13 +112,14 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.writes_.clear();
     txn.id_ = kNoTxnId;
     txn.commitTs_ = kNoTimestamp;
-    if (readTs == kNoTimestamp) {
+    if (readTs == kNoTimestamp && options.unregistered) {
         // The common case takes no lock: the published running ids are the
-        // snapshot, and such a reader pins nothing by timestamp.
+        // snapshot, and such a reader pins nothing by timestamp; the caller's
+        // epoch pin covers its snapshot (BeginOptions::unregistered).
         takeSnapshot(txn);
     } else {
         std::lock_guard lock(mutex_);
-        if (readTs < oldest_) {
+        if (readTs != kNoTimestamp && readTs < oldest_) {
             if (!options.roundUpReadTs)
                 return Status::InvalidArgument(fmt::format(
                     "read timestamp {} is older than the oldest timestamp {}: that history may "
@@ -129,13 +130,12 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         takeSnapshot(txn);
         clock_ = std::max(clock_, readTs);
         // Fields other threads read through the active list are set before
-        // it is linked, under the same lock. Only readers with a read
-        // timestamp can pin history; only their age is shown.
+        // it is linked, under the same lock.
         txn.readTs_ = readTs;
         txn.beginMicros_ = nowMicros();
-        linkActive(txn);  // oldest_reader and pinned see it
+        linkActive(txn);  // oldest_reader, pinned and the history horizon see it
     }
-    if (readTs == kNoTimestamp) {
+    if (options.unregistered && readTs == kNoTimestamp) {
         txn.readTs_ = kNoTimestamp;
         txn.beginMicros_ = 0;
     }
@@ -367,6 +367,36 @@ Timestamp TransactionManager::oldestReaderLocked(const Transaction** who) const 
         }
     }
     return oldest;
+}
+
+TxnId TransactionManager::snapshotFloorNow() const {
+    auto guard = epochs_.pin();
+    const RunningIds* running = running_.load(std::memory_order_acquire);
+    return running->ids.empty() ? running->snapMax : running->ids.front();
+}
+
+Horizon TransactionManager::horizon(TxnId unregisteredFloor) const {
+    std::lock_guard lock(mutex_);
+    Horizon h;
+    Timestamp reader = oldestReaderLocked(nullptr);
+    h.pinnedTs = reader == kNoTimestamp ? oldest_ : std::min(oldest_, reader);
+    h.oldestId = unregisteredFloor;
+    for (const Transaction* t = activeHead_; t; t = t->nextActive_)
+        h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
+    return h;
+}
+
+TransactionManager::PinningReader TransactionManager::pinningReader() const {
+    std::lock_guard lock(mutex_);
+    const Transaction* who = nullptr;
+    PinningReader r;
+    r.readTs = oldestReaderLocked(&who);
+    if (who) {
+        r.any = true;
+        r.owner = who->owner_;
+        r.ageMicros = nowMicros() - who->beginMicros_;
+    }
+    return r;
 }
 
 Timestamps TransactionManager::timestamps() const {

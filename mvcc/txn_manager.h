@@ -36,6 +36,25 @@ namespace mvkv::mvcc {
 struct BeginOptions {
     Timestamp readTs = kNoTimestamp;  // kNoTimestamp: read the newest commits
     bool roundUpReadTs = false;       // read ts below oldest -> oldest
+    /// A short reader with no read timestamp (one implicit operation) may
+    /// stay off the active list and take its snapshot with no lock. The
+    /// history sweep then cannot see its snapshot, so the caller must hold
+    /// a pin of the engine's EpochManager from before begin() until it no
+    /// longer reads: the sweep waits out such pins (a grace period) before
+    /// it trusts the published snapshot floor (historystore, docs/mvcc.md).
+    bool unregistered = false;
+};
+
+/// What no reader can still need: versions superseded by a version visible
+/// to all are obsolete. A committed version is visible to all when its
+/// transaction finished before every running snapshot (txnId < oldestId)
+/// and its commit timestamp is <= pinnedTs.
+struct Horizon {
+    Timestamp pinnedTs = kNoTimestamp;  // 0: nothing is visible to all by timestamp
+    TxnId oldestId = kNoTxnId;          // 0: nothing is visible to all by id
+    bool visibleToAll(TxnId txnId, Timestamp startTs) const {
+        return txnId < oldestId && startTs <= pinnedTs;
+    }
 };
 
 /// query_timestamp: all of the engine's timestamps at one moment.
@@ -85,6 +104,24 @@ class TransactionManager {
 
     /// Rolls back: every update is marked aborted. No-op when not active.
     void abort(Transaction& txn);
+
+    /// The horizon now, for the history sweep. `unregisteredFloor` is the
+    /// snapshot floor of readers that stay off the active list (see
+    /// BeginOptions::unregistered), which only the caller's grace period
+    /// can vouch for; the result's oldestId is at most it.
+    Horizon horizon(TxnId unregisteredFloor) const;
+    /// The snapMin a snapshot taken now would get: no running snapshot
+    /// taken from now on has a smaller one.
+    TxnId snapshotFloorNow() const;
+    /// The transaction with the smallest read timestamp among the running
+    /// ones (the reader that pins history): its owner tag, read ts and age.
+    struct PinningReader {
+        bool any = false;
+        uint64_t owner = 0;
+        Timestamp readTs = kNoTimestamp;
+        uint64_t ageMicros = 0;
+    };
+    PinningReader pinningReader() const;
 
     Status setOldest(Timestamp ts);
     Status setStable(Timestamp ts);

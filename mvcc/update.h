@@ -56,8 +56,32 @@ class Update {
     }
     void markAborted() { state_.store(UpdateState::kAborted, std::memory_order_release); }
 
-    /// The next older update; immutable once published.
-    Update* next() const { return next_; }
+    /// The next older update. Set before the update is published; after
+    /// that only the history sweep changes it, and only to cut the chain
+    /// below the newest committed version (truncateBelow).
+    Update* next() const { return next_.load(std::memory_order_acquire); }
+
+    /// Versions older than this one were moved to the history store: a
+    /// reader that reaches this update without finding a visible version
+    /// must look there. Set by the sweep before it cuts the chain below.
+    bool olderInHistory() const { return olderInHistory_.load(std::memory_order_acquire); }
+
+    /// How many versions were on the chain from this one down when it was
+    /// published (saturating at 255): a cheap trigger for the sweep of long
+    /// chains. The sweep resets it to 1 when it cuts below.
+    unsigned depth() const { return depth_.load(std::memory_order_relaxed); }
+
+    /// The history sweep's cut: marks olderInHistory when asked (before the
+    /// cut, so a reader that sees the shorter chain also sees the mark) and
+    /// drops every older version from the chain. Readers still walking the
+    /// dropped versions keep them alive through the engine's epochs. One
+    /// sweeper per chain at a time.
+    void truncateBelow(bool movedToHistory) {
+        if (movedToHistory)
+            olderInHistory_.store(true, std::memory_order_release);
+        depth_.store(1, std::memory_order_relaxed);
+        next_.store(nullptr, std::memory_order_release);
+    }
 
     /// Bytes this update holds in memory (header and value).
     size_t footprint() const { return sizeof(Update) + size_; }
@@ -69,13 +93,15 @@ class Update {
     const char* data() const { return reinterpret_cast<const char*>(this + 1); }
     char* data() { return reinterpret_cast<char*>(this + 1); }
 
-    Update* next_ = nullptr;
+    std::atomic<Update*> next_{nullptr};
     const TxnId txnId_;
     std::atomic<Timestamp> startTs_{kNoTimestamp};
     std::atomic<Timestamp> durableTs_{kNoTimestamp};
     const uint32_t size_;
     std::atomic<UpdateState> state_{UpdateState::kUncommitted};
     const bool tombstone_;
+    std::atomic<bool> olderInHistory_{false};
+    std::atomic<uint8_t> depth_{1};
 };
 
 /// The newest version below `u` that another transaction wrote and did not
@@ -113,7 +139,12 @@ class VersionSlot {
 
   protected:
     ~VersionSlot() = default;
-    static void linkAbove(Update* update, Update* next) { update->next_ = next; }
+    static void linkAbove(Update* update, Update* next) {
+        update->next_.store(next, std::memory_order_relaxed);  // published by the caller's CAS
+        unsigned below = next ? next->depth() : 0;
+        update->depth_.store(static_cast<uint8_t>(below < 255 ? below + 1 : 255),
+                             std::memory_order_relaxed);
+    }
 };
 
 /// A stand-alone VersionSlot: one atomic head, owning its versions.

@@ -1,0 +1,195 @@
+#include "engine/history_sweeper.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/collection.h"
+#include "mvcc/update.h"
+
+namespace mvkv::engine {
+
+struct HistorySweeper::GraceMarker {
+    std::shared_ptr<std::atomic<mvcc::TxnId>> target;
+    mvcc::TxnId floor;
+
+    // Freed by the EpochManager once every pin older than the marker has
+    // ended: the floor now covers every unregistered reader still running.
+    static void passed(void* p) {
+        auto* m = static_cast<GraceMarker*>(p);
+        mvcc::TxnId seen = m->target->load(std::memory_order_relaxed);
+        while (seen < m->floor &&
+               !m->target->compare_exchange_weak(seen, m->floor, std::memory_order_release)) {
+        }
+        delete m;
+    }
+};
+
+namespace {
+void destroyUpdate(void* p) {
+    mvcc::Update::destroy(static_cast<mvcc::Update*>(p));
+}
+}  // namespace
+
+HistorySweeper::HistorySweeper(Catalog& catalog, mvcc::TransactionManager& txns,
+                               historystore::HistoryStore& history, EpochManager& epochs)
+    : catalog_(catalog),
+      txns_(txns),
+      history_(history),
+      epochs_(epochs),
+      graceFloor_(std::make_shared<std::atomic<mvcc::TxnId>>(0)) {}
+
+HistorySweeper::~HistorySweeper() {
+    {
+        std::lock_guard lock(wakeMutex_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void HistorySweeper::start(std::chrono::milliseconds interval) {
+    if (interval.count() > 0 && !thread_.joinable())
+        thread_ = std::thread([this, interval] { run(interval); });
+}
+
+void HistorySweeper::run(std::chrono::milliseconds interval) {
+    std::unique_lock lock(wakeMutex_);
+    while (!stop_) {
+        if (wake_.wait_for(lock, interval, [this] { return stop_; }))
+            break;
+        lock.unlock();
+        sweepAll();
+        lock.lock();
+    }
+}
+
+std::mutex& HistorySweeper::stripeFor(uint32_t collection, std::string_view key) {
+    uint64_t h = XXH3_64bits_withSeed(key.data(), key.size(), collection);
+    return stripes_[h % stripes_.size()];
+}
+
+mvcc::Horizon HistorySweeper::refreshHorizon(bool reclaimNow) {
+    // Read the floor first, then retire the marker that vouches for it.
+    mvcc::TxnId floor = txns_.snapshotFloorNow();
+    if (lastMarkerFloor_.exchange(floor, std::memory_order_relaxed) != floor)
+        epochs_.retire(new GraceMarker{graceFloor_, floor}, &GraceMarker::passed);
+    if (reclaimNow)
+        epochs_.reclaim();
+    mvcc::Horizon h = txns_.horizon(graceFloor_->load(std::memory_order_acquire));
+    lastPinned_.store(h.pinnedTs, std::memory_order_relaxed);
+    lastOldestId_.store(h.oldestId, std::memory_order_relaxed);
+    return h;
+}
+
+mvcc::Horizon HistorySweeper::lastHorizon() const {
+    mvcc::Horizon h;
+    h.pinnedTs = lastPinned_.load(std::memory_order_relaxed);
+    h.oldestId = lastOldestId_.load(std::memory_order_relaxed);
+    return h;
+}
+
+void HistorySweeper::sweepChain(Collection& coll, std::string_view key, const mvcc::Horizon& h) {
+    auto* head = const_cast<mvcc::Update*>(coll.newestVersion(key));
+    mvcc::Update* newest = head;
+    while (newest && newest->state() != mvcc::UpdateState::kCommitted)
+        newest = newest->next();
+    if (!newest)
+        return;  // nothing committed yet: nothing to sweep
+    if (mvcc::Update* below = newest->next()) {
+        // Below the newest committed version every version is committed or
+        // aborted (a writer cannot write under an uncommitted version).
+        std::vector<mvcc::Update*> cut;
+        bool moved = newest->olderInHistory();
+        const mvcc::Update* stop = newest;  // the version that replaced v
+        for (mvcc::Update* v = below; v; v = v->next()) {
+            cut.push_back(v);
+            moved = moved || v->olderInHistory();
+            if (v->state() != mvcc::UpdateState::kCommitted)
+                continue;  // aborted: nobody reads it
+            // Obsolete when every reader sees its replacement; a version its
+            // own transaction overwrote was never visible to anyone.
+            bool obsolete = h.visibleToAll(stop->txnId(), stop->startTs()) ||
+                            v->txnId() == stop->txnId();
+            if (!obsolete) {
+                history_.insert(coll.id(), key, *v, *stop);
+                moved = true;
+                moved_.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                freed_.fetch_add(1, std::memory_order_relaxed);
+            }
+            stop = v;
+        }
+        // Into the history store first, then the cut: a reader that sees the
+        // shorter chain sees the mark and finds the versions there.
+        newest->truncateBelow(moved);
+        for (mvcc::Update* v : cut)
+            epochs_.retire(v, &destroyUpdate);
+    }
+    // A key that is only a deletion every reader sees leaves the tree.
+    if (head == newest && newest->isTombstone() &&
+        h.visibleToAll(newest->txnId(), newest->startTs()) &&
+        coll.tree().removeIf(key, newest)) {
+        epochs_.retire(newest, &destroyUpdate);
+        keysRemoved_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
+    std::unique_lock stripe(stripeFor(coll.id(), key), std::try_to_lock);
+    if (!stripe.owns_lock())
+        return;  // a sweep is at it already
+    auto guard = epochs_.pin();
+    // Called from a writer that holds a pin: no reclaim here; the marker
+    // waits for a later one.
+    mvcc::Horizon h = refreshHorizon(false);
+    sweepChain(coll, key, h);
+    keySweeps_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HistorySweeper::sweepAll() {
+    std::lock_guard pass(passMutex_);
+    mvcc::Horizon h = refreshHorizon(true);
+    uint32_t maxId = 0;
+    std::vector<std::shared_ptr<Collection>> colls = catalog_.all(&maxId);
+    std::unordered_set<uint32_t> live;
+    for (const auto& c : colls)
+        live.insert(c->id());
+    for (const auto& coll : colls) {
+        BTree::Cursor c(coll->tree());
+        for (c.seekFirst(); c.valid(); c.next()) {
+            {
+                // Most chains have nothing to do: skip them without the stripe.
+                auto guard = epochs_.pin();
+                const auto* head = static_cast<const mvcc::Update*>(c.value());
+                if (!head || (!head->next() && !head->isTombstone()))
+                    continue;
+            }
+            std::lock_guard stripe(stripeFor(coll->id(), c.key()));
+            auto guard = epochs_.pin();
+            sweepChain(*coll, c.key(), h);
+        }
+    }
+    // Collections created after the list was taken have larger ids.
+    size_t discarded = history_.discardObsolete(
+        h, [&](uint32_t id) { return id <= maxId && live.count(id) == 0; });
+    discarded_.fetch_add(discarded, std::memory_order_relaxed);
+    passes_.fetch_add(1, std::memory_order_relaxed);
+    epochs_.reclaim();
+}
+
+SweepStats HistorySweeper::stats() const {
+    SweepStats s;
+    s.passes = passes_.load(std::memory_order_relaxed);
+    s.keySweeps = keySweeps_.load(std::memory_order_relaxed);
+    s.versionsMoved = moved_.load(std::memory_order_relaxed);
+    s.versionsFreed = freed_.load(std::memory_order_relaxed);
+    s.keysRemoved = keysRemoved_.load(std::memory_order_relaxed);
+    s.historyDiscarded = discarded_.load(std::memory_order_relaxed);
+    return s;
+}
+
+}  // namespace mvkv::engine

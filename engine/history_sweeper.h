@@ -1,0 +1,112 @@
+// HistorySweeper: keeps update chains short and history bounded (issue 5,
+// WiredTiger's reconciliation + history store garbage collection).
+//
+// For each key, everything below the newest committed version N is either
+// obsolete (the version that replaced it is visible to every reader, by the
+// horizon below) and freed through the EpochManager, or moved to the history
+// store; then the chain is cut below N (N is marked olderInHistory when
+// anything went there). Uncommitted versions and anything above N are never
+// touched. A key whose only version is a tombstone visible to all leaves the
+// B+tree. History entries whose replacing version is visible to all, and
+// those of dropped collections, are discarded.
+//
+// The horizon: pinned ts = min(oldest, oldest running read ts) (0 until an
+// oldest timestamp is set: then nothing is obsolete by timestamp, history is
+// only moved), and oldest id = the smallest snapshot of every running reader.
+// Registered transactions are on the TransactionManager's active list; short
+// implicit operations are not (BeginOptions::unregistered) and hold an epoch
+// pin instead, so the sweep retires a marker carrying the snapshot floor of
+// that moment and trusts the floor only once the marker is freed: every pin
+// older than it has ended by then (a grace period).
+//
+// Runs: in a background thread every `interval` (EngineOptions), on demand
+// (sweepAll), and for one key when a write finds its chain deeper than
+// EngineOptions::chainSweepBound (sweepKey). Chains are swept one at a time
+// under a striped mutex that readers and writers never take: a sweep never
+// blocks them.
+//
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <thread>
+
+#include "engine/catalog.h"
+#include "historystore/history_store.h"
+#include "mvcc/txn_manager.h"
+#include "util/epoch.h"
+
+namespace mvkv::engine {
+
+struct SweepStats {
+    uint64_t passes = 0;         // whole passes (background and on demand)
+    uint64_t keySweeps = 0;      // single chains swept by the long-chain trigger
+    uint64_t versionsMoved = 0;  // to the history store
+    uint64_t versionsFreed = 0;  // obsolete or aborted, freed from chains
+    uint64_t keysRemoved = 0;    // keys left as a tombstone visible to all
+    uint64_t historyDiscarded = 0;  // history entries removed
+};
+
+class HistorySweeper {
+  public:
+    HistorySweeper(Catalog& catalog, mvcc::TransactionManager& txns,
+                   historystore::HistoryStore& history, EpochManager& epochs);
+    /// Stops the background thread.
+    ~HistorySweeper();
+    HistorySweeper(const HistorySweeper&) = delete;
+    HistorySweeper& operator=(const HistorySweeper&) = delete;
+
+    /// Starts the background thread (interval 0: none).
+    void start(std::chrono::milliseconds interval);
+
+    /// One whole pass now: a fresh horizon, every chain, then the history.
+    /// Passes run one at a time. The caller must not hold an epoch pin
+    /// (the grace period would wait for it).
+    void sweepAll();
+
+    /// Sweeps the chain of one key now, unless a sweep holds it already.
+    void sweepKey(Collection& coll, std::string_view key);
+
+    SweepStats stats() const;
+    /// The horizon of the newest sweep.
+    mvcc::Horizon lastHorizon() const;
+
+  private:
+    struct GraceMarker;
+    mvcc::Horizon refreshHorizon(bool reclaimNow);
+    // Requires the key's stripe and an epoch pin.
+    void sweepChain(Collection& coll, std::string_view key, const mvcc::Horizon& h);
+    std::mutex& stripeFor(uint32_t collection, std::string_view key);
+    void run(std::chrono::milliseconds interval);
+
+    Catalog& catalog_;
+    mvcc::TransactionManager& txns_;
+    historystore::HistoryStore& history_;
+    EpochManager& epochs_;
+
+    std::mutex passMutex_;
+    std::array<std::mutex, 64> stripes_;
+    // The snapshot floor whose grace period has passed (shared with the
+    // markers, which may be freed after the sweeper is gone).
+    std::shared_ptr<std::atomic<mvcc::TxnId>> graceFloor_;
+    std::atomic<mvcc::TxnId> lastMarkerFloor_{0};
+    std::atomic<mvcc::Timestamp> lastPinned_{0};
+    std::atomic<mvcc::TxnId> lastOldestId_{0};
+
+    std::atomic<uint64_t> passes_{0}, keySweeps_{0}, moved_{0}, freed_{0}, keysRemoved_{0},
+        discarded_{0};
+
+    std::mutex wakeMutex_;
+    std::condition_variable wake_;
+    bool stop_ = false;  // GUARDED_BY(wakeMutex_)
+    std::thread thread_;
+};
+
+}  // namespace mvkv::engine

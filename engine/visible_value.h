@@ -1,0 +1,38 @@
+// readVisibleValue: what a transaction reads for one key — the newest
+// version it can see in the key's chain or, when the chain has none and its
+// older versions were moved out, in the history store. The one read rule of
+// point reads and cursors.
+#pragma once
+
+#include <string_view>
+
+#include "historystore/history_store.h"
+#include "mvcc/transaction.h"
+#include "mvcc/update.h"
+
+namespace mvkv::engine {
+
+/// True and `*value` set when `txn` sees a live value of the key whose chain
+/// starts at `head` (null: the key is not in the tree); false when it sees
+/// nothing or a deletion. The caller pins the engine's EpochManager for as
+/// long as it uses `*value`.
+inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& txn,
+                             const historystore::HistoryStore& history, uint32_t collection,
+                             std::string_view key, std::string_view* value) {
+    bool lookInHistory = false;
+    if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory)) {
+        if (u->isTombstone())
+            return false;
+        *value = u->value();
+        return true;
+    }
+    if (!lookInHistory)
+        return false;
+    const historystore::HistoryEntry* e = history.findVisible(collection, key, txn);
+    if (!e || e->tombstone)
+        return false;
+    *value = e->value();
+    return true;
+}
+
+}  // namespace mvkv::engine
