@@ -6,6 +6,9 @@
 // Autocommit operations are mvkv's implicit single-operation transactions
 // (IS / IX intent locks, a snapshot, automatic write-conflict retry); the
 // retries of each write are counted from Session::lastOpWriteConflicts().
+// As mongod does, the adapter keeps the stable and oldest timestamps close
+// behind the newest commit (every 4096 writes of a thread), so the history
+// sweep may free what no reader needs instead of keeping every version.
 #include <memory>
 
 #include "bench/store.h"
@@ -34,12 +37,12 @@ class MvkvThread final : public StoreThread {
     }
     Status put(std::string_view key, std::string_view value) override {
         Status s = session_->put(kNs, key, value);
-        countRetries();
+        afterWrite();
         return s;
     }
     Status remove(std::string_view key) override {
         Status s = session_->remove(kNs, key);
-        countRetries();
+        afterWrite();
         return s;
     }
     Status scan(std::string_view start, uint64_t limit, ScanResult* out) override {
@@ -58,16 +61,29 @@ class MvkvThread final : public StoreThread {
         return s;
     }
     Status begin(TxnKind) override { return session_->begin(); }
-    Status commit() override { return session_->commit(); }
+    Status commit() override {
+        Status s = session_->commit();
+        afterWrite();
+        return s;
+    }
     // mvkv rolls an explicit transaction back itself when it reports a conflict.
     Status abort() override { return session_->inTransaction() ? session_->abort() : Status::OK(); }
 
   private:
-    // Inside a transaction a conflict is returned, not retried: nothing to count.
-    void countRetries() {
+    void afterWrite() {
+        // Inside a transaction a conflict is returned, not retried: nothing to count.
         if (!session_->inTransaction())
             conflicts_ += session_->lastOpWriteConflicts();
+        if (++writes_ % 4096 == 0) {
+            // Other threads may have moved them further: a refusal is fine.
+            Engine& engine = session_->engine();
+            mvcc::Timestamp clock = engine.timestamps().clock;
+            engine.setStableTimestamp(clock).ignore();
+            engine.setOldestTimestamp(clock).ignore();
+        }
     }
+
+    uint64_t writes_ = 0;
 
     std::unique_ptr<Session> session_;
 };
