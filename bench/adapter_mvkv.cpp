@@ -7,7 +7,7 @@
 // (IS / IX intent locks, a snapshot, automatic write-conflict retry); the
 // retries of each write are counted from Session::lastOpWriteConflicts().
 // As mongod does, the adapter keeps the stable and oldest timestamps close
-// behind the newest commit (every 4096 writes of a thread), so the history
+// behind the newest commit (every 256 writes of a thread), so the history
 // sweep may free what no reader needs instead of keeping every version.
 #include <memory>
 
@@ -74,7 +74,7 @@ class MvkvThread final : public StoreThread {
         // Inside a transaction a conflict is returned, not retried: nothing to count.
         if (!session_->inTransaction())
             conflicts_ += session_->lastOpWriteConflicts();
-        if (++writes_ % 4096 == 0) {
+        if (++writes_ % 256 == 0) {
             // Other threads may have moved them further: a refusal is fine.
             Engine& engine = session_->engine();
             mvcc::Timestamp clock = engine.timestamps().clock;

@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "bench/storage_workload.h"
+#include "bench/sysinfo.h"
 
 namespace mvkv::bench {
 namespace {
@@ -126,16 +127,6 @@ StorageRun hotkey(StorageContext& ctx, int threads) {
     });
     conflicts.report(run);
     return run;
-}
-
-double currentRssMb() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (f == nullptr)
-        return 0;
-    unsigned long pages = 0, resident = 0;
-    int n = std::fscanf(f, "%lu %lu", &pages, &resident);
-    std::fclose(f);
-    return n == 2 ? double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0) : 0;
 }
 
 StorageRun longSnapshot(StorageContext& ctx, int threads) {

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <ctime>
 #include <fstream>
@@ -138,6 +140,16 @@ nlohmann::ordered_json toJson(const MachineInfo& info) {
             {"compiler", info.compiler},        {"optimized", info.optimized},
             {"assertions", info.assertions},    {"date", info.date},
             {"load_average", info.loadAverage}, {"busy_cpus", info.busyCpus}};
+}
+
+double currentRssMb() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f == nullptr)
+        return 0;
+    unsigned long pages = 0, resident = 0;
+    int n = std::fscanf(f, "%lu %lu", &pages, &resident);
+    std::fclose(f);
+    return n == 2 ? double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0) : 0;
 }
 
 }  // namespace mvkv::bench

@@ -31,4 +31,8 @@ std::vector<std::string> runWarnings(const MachineInfo& info, int maxThreads);
 
 nlohmann::ordered_json toJson(const MachineInfo& info);
 
+/// This process's resident memory now (/proc/self/statm), in MiB; 0 when
+/// unknown.
+double currentRssMb();
+
 }  // namespace mvkv::bench

@@ -78,6 +78,7 @@ void addScaling(std::vector<ResultRow>& rows, const std::string& name) {
 void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerLockmgrWorkload(registry);
     registerBTreeWorkload(registry);
+    registerHistoryWorkload(registry);
     registerStorageWorkloads(registry);
 }
 

@@ -120,6 +120,8 @@ const ResultRow* findRow(const std::vector<ResultRow>& rows, std::string_view ca
 
 void registerLockmgrWorkload(WorkloadRegistry& registry);
 void registerBTreeWorkload(WorkloadRegistry& registry);
+/// mvkv's history store: old-snapshot reads and memory over time.
+void registerHistoryWorkload(WorkloadRegistry& registry);
 /// fillseq ... longsnapshot on every engine (storage_workload.h).
 void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.

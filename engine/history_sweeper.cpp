@@ -13,6 +13,7 @@ namespace mvkv::engine {
 
 struct HistorySweeper::GraceMarker {
     std::shared_ptr<std::atomic<mvcc::TxnId>> target;
+    std::shared_ptr<std::atomic<bool>> pending;
     mvcc::TxnId floor;
 
     // Freed by the EpochManager once every pin older than the marker has
@@ -23,6 +24,7 @@ struct HistorySweeper::GraceMarker {
         while (seen < m->floor &&
                !m->target->compare_exchange_weak(seen, m->floor, std::memory_order_release)) {
         }
+        m->pending->store(false, std::memory_order_release);
         delete m;
     }
 };
@@ -39,7 +41,8 @@ HistorySweeper::HistorySweeper(Catalog& catalog, mvcc::TransactionManager& txns,
       txns_(txns),
       history_(history),
       epochs_(epochs),
-      graceFloor_(std::make_shared<std::atomic<mvcc::TxnId>>(0)) {}
+      graceFloor_(std::make_shared<std::atomic<mvcc::TxnId>>(0)),
+      markerPending_(std::make_shared<std::atomic<bool>>(false)) {}
 
 HistorySweeper::~HistorySweeper() {
     {
@@ -74,9 +77,12 @@ std::mutex& HistorySweeper::stripeFor(uint32_t collection, std::string_view key)
 
 mvcc::Horizon HistorySweeper::refreshHorizon(bool reclaimNow) {
     // Read the floor first, then retire the marker that vouches for it.
-    mvcc::TxnId floor = txns_.snapshotFloorNow();
-    if (lastMarkerFloor_.exchange(floor, std::memory_order_relaxed) != floor)
-        epochs_.retire(new GraceMarker{graceFloor_, floor}, &GraceMarker::passed);
+    if (reclaimNow)
+        epochs_.reclaim();  // lets an older marker pass first
+    if (!markerPending_->exchange(true, std::memory_order_acq_rel)) {
+        mvcc::TxnId floor = txns_.snapshotFloorNow();
+        epochs_.retire(new GraceMarker{graceFloor_, markerPending_, floor}, &GraceMarker::passed);
+    }
     if (reclaimNow)
         epochs_.reclaim();
     mvcc::Horizon h = txns_.horizon(graceFloor_->load(std::memory_order_acquire));

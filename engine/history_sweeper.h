@@ -96,7 +96,9 @@ class HistorySweeper {
     // The snapshot floor whose grace period has passed (shared with the
     // markers, which may be freed after the sweeper is gone).
     std::shared_ptr<std::atomic<mvcc::TxnId>> graceFloor_;
-    std::atomic<mvcc::TxnId> lastMarkerFloor_{0};
+    // At most one marker waits for its grace period at a time (a writer's
+    // sweep would otherwise retire one per sweep).
+    std::shared_ptr<std::atomic<bool>> markerPending_;
     std::atomic<mvcc::Timestamp> lastPinned_{0};
     std::atomic<mvcc::TxnId> lastOldestId_{0};
 

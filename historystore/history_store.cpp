@@ -5,6 +5,8 @@
 #include <new>
 #include <vector>
 
+#include "mvcc/version_arena.h"
+
 namespace mvkv::historystore {
 
 namespace {
@@ -36,7 +38,7 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 HistoryEntry* HistoryEntry::make(const HistoryEntry& header, std::string_view value) {
-    void* mem = ::operator new(sizeof(HistoryEntry) + value.size());
+    void* mem = mvcc::allocateVersion(sizeof(HistoryEntry) + value.size());
     auto* entry = new (mem) HistoryEntry(header);
     entry->size = static_cast<uint32_t>(value.size());
     if (!value.empty())
@@ -45,8 +47,10 @@ HistoryEntry* HistoryEntry::make(const HistoryEntry& header, std::string_view va
 }
 
 void HistoryEntry::destroy(void* entry) {
-    static_cast<HistoryEntry*>(entry)->~HistoryEntry();
-    ::operator delete(entry);
+    auto* e = static_cast<HistoryEntry*>(entry);
+    size_t bytes = e->footprint();
+    e->~HistoryEntry();
+    mvcc::freeVersion(e, bytes);
 }
 
 HistoryStore::HistoryStore(EpochManager& epochs) : epochs_(epochs), tree_(epochs) {}

@@ -1,5 +1,6 @@
-// VersionArena: where mvcc::Update objects (the versions) live. Internal to
-// mvcc; Update::make and Update::destroy are its only callers.
+// VersionArena: where versions live: mvcc::Update objects (Update::make and
+// Update::destroy) and the history store's entries (HistoryEntry::make and
+// destroy). Not part of the public API.
 //
 // Why: a point read ends at the key's newest version, a random address among
 // millions. From the general heap (4 KiB pages) that is a TLB miss on top of
