@@ -315,10 +315,17 @@ void Session::measureCommit() {
 
 // --- data ---
 
+historystore::HistoryStore::Reader& Session::historyReader() {
+    if (!historyReader_)
+        historyReader_ = std::make_unique<historystore::HistoryStore::Reader>(engine_.history_);
+    return *historyReader_;
+}
+
 Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     auto guard = engine_.epochs_.pin();
     std::string_view v;
-    if (readVisibleValue(coll.newestVersion(key), txn_, engine_.history_, coll.id(), key, &v)) {
+    if (readVisibleValue(coll.newestVersion(key), txn_, engine_.history_, historyReader(),
+                         coll.id(), key, &v)) {
         // resize + memcpy: cheaper than assign()'s general path for a small value.
         out->resize(v.size());
         std::memcpy(out->data(), v.data(), v.size());

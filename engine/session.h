@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/collection.h"
+#include "historystore/history_store.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/raii_locks.h"
 #include "mvcc/transaction.h"
@@ -189,6 +190,9 @@ class Session {
     std::vector<lockmgr::AutoGetCollection> txnLocks_;
     std::vector<HeldLock> txnLockModes_;
     std::vector<std::shared_ptr<Collection>> txnCollections_;  // kept alive until the end
+    /// Lazily made: most sessions never read from the history store.
+    historystore::HistoryStore::Reader& historyReader();
+    std::unique_ptr<historystore::HistoryStore::Reader> historyReader_;
     std::vector<PendingWrite> pending_;                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;

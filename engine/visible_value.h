@@ -17,7 +17,8 @@ namespace mvkv::engine {
 /// nothing or a deletion. The caller pins the engine's EpochManager for as
 /// long as it uses `*value`.
 inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& txn,
-                             const historystore::HistoryStore& history, uint32_t collection,
+                             const historystore::HistoryStore& history,
+                             historystore::HistoryStore::Reader& reader, uint32_t collection,
                              std::string_view key, std::string_view* value) {
     bool lookInHistory = false;
     if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory)) {
@@ -28,7 +29,7 @@ inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& 
     }
     if (!lookInHistory)
         return false;
-    const historystore::HistoryEntry* e = history.findVisible(collection, key, txn);
+    const historystore::HistoryEntry* e = history.findVisible(reader, collection, key, txn);
     if (!e || e->tombstone)
         return false;
     *value = e->value();

@@ -17,9 +17,7 @@ void appendBigEndian(std::string& out, uint64_t v, int bytes) {
 }
 
 // (collection, key): the part every entry of one key starts with.
-std::string keyPrefix(uint32_t collection, std::string_view key) {
-    std::string out;
-    out.reserve(4 + key.size() + 2 + 16);
+void appendKeyPrefix(std::string& out, uint32_t collection, std::string_view key) {
     appendBigEndian(out, collection, 4);
     for (char c : key) {
         out.push_back(c);
@@ -28,6 +26,12 @@ std::string keyPrefix(uint32_t collection, std::string_view key) {
     }
     out.push_back('\0');
     out.push_back('\x01');
+}
+
+std::string keyPrefix(uint32_t collection, std::string_view key) {
+    std::string out;
+    out.reserve(4 + key.size() + 2 + 16);
+    appendKeyPrefix(out, collection, key);
     return out;
 }
 
@@ -78,17 +82,20 @@ void HistoryStore::insert(uint32_t collection, std::string_view key, const mvcc:
     inserts_.fetch_add(1, std::memory_order_relaxed);
 }
 
-const HistoryEntry* HistoryStore::findVisible(uint32_t collection, std::string_view key,
+const HistoryEntry* HistoryStore::findVisible(Reader& reader, uint32_t collection,
+                                              std::string_view key,
                                               const mvcc::Transaction& txn) const {
-    std::string prefix = keyPrefix(collection, key);
+    reader.prefix_.clear();
+    appendKeyPrefix(reader.prefix_, collection, key);
     // The newest entry that started at or before the read timestamp; older
     // ones while the transaction cannot see the entry's writer.
-    std::string target = prefix;
-    appendBigEndian(target, txn.hasReadTs() ? txn.readTs() : std::numeric_limits<uint64_t>::max(),
-                    8);
-    appendBigEndian(target, std::numeric_limits<uint64_t>::max(), 8);
-    BTree::Cursor c(tree_);
-    for (c.seekForPrev(target); c.valid() && startsWith(c.key(), prefix); c.prev()) {
+    reader.target_.assign(reader.prefix_);
+    appendBigEndian(reader.target_,
+                    txn.hasReadTs() ? txn.readTs() : std::numeric_limits<uint64_t>::max(), 8);
+    appendBigEndian(reader.target_, std::numeric_limits<uint64_t>::max(), 8);
+    BTree::Cursor& c = reader.cursor_;
+    for (c.seekForPrev(reader.target_); c.valid() && startsWith(c.key(), reader.prefix_);
+         c.prev()) {
         const auto* entry = static_cast<const HistoryEntry*>(c.value());
         if (entry && txn.canSeeCommitted(entry->txnId, entry->startTs))
             return entry;

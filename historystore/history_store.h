@@ -45,9 +45,23 @@ class HistoryStore {
     void insert(uint32_t collection, std::string_view key, const mvcc::Update& version,
                 const mvcc::Update& stop);
 
+    /// A reader's reusable state (a cursor and key buffers), so a lookup
+    /// allocates nothing once warm. One thread at a time; must not outlive
+    /// the store.
+    class Reader {
+      public:
+        explicit Reader(const HistoryStore& store) : cursor_(store.tree_) {}
+
+      private:
+        friend class HistoryStore;
+        BTree::Cursor cursor_;
+        std::string prefix_;
+        std::string target_;
+    };
+
     /// The newest entry of (collection, key) that `txn` can see, or null.
-    /// The caller pins the EpochManager.
-    const HistoryEntry* findVisible(uint32_t collection, std::string_view key,
+    /// The caller pins the EpochManager. `reader` belongs to this store.
+    const HistoryEntry* findVisible(Reader& reader, uint32_t collection, std::string_view key,
                                     const mvcc::Transaction& txn) const;
 
     /// Calls fn for every entry of (collection, key), newest first. The

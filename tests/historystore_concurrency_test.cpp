@@ -115,7 +115,9 @@ TEST_CASE("history concurrency: old-timestamp reads match the model while everyt
         threads.emplace_back([&, r] {
             auto s = engine->openSession();
             std::mt19937 rng(static_cast<unsigned>(100 + r));
-            while (writersDone.load() < kWriters) {
+            // Until the writers are done, and at least 20 checked rounds
+            // whatever the scheduling (reads after the end are checked too).
+            for (int rounds = 0; writersDone.load() < kWriters || rounds < 20;) {
                 mvcc::Timestamp hi = std::min(settledFloor(), nextTs.load() - 1);
                 mvcc::Timestamp lo = engine->timestamps().oldest;
                 if (hi < 10 || hi < lo)
@@ -138,13 +140,14 @@ TEST_CASE("history concurrency: old-timestamp reads match the model while everyt
                     checkedReads.fetch_add(1);
                 }
                 mustOk(s->commit());
+                ++rounds;
             }
         });
     }
     // A snapshot reader without a read timestamp: its view never changes.
     threads.emplace_back([&] {
         auto s = engine->openSession();
-        while (writersDone.load() < kWriters) {
+        for (int rounds = 0; writersDone.load() < kWriters || rounds < 5; ++rounds) {
             mustOk(s->begin());
             std::string first = scanAll(*s, "db.c");
             std::this_thread::yield();
