@@ -49,8 +49,11 @@ void Cursor::settle(bool forward) {
     while (treeCursor_.valid()) {
         const auto* head = static_cast<const mvcc::Update*>(treeCursor_.value());
         std::string_view v;
-        if (readVisibleValue(head, t, session_.engine_.history_, session_.historyReader(),
-                             coll_->id(), treeCursor_.key(), &v)) {
+        auto reader = [this]() -> historystore::HistoryStore::Reader& {
+            return session_.historyReader();
+        };
+        if (readVisibleValue(head, t, session_.engine_.history_, reader, coll_->id(),
+                             treeCursor_.key(), &v)) {
             // resize + memcpy: assign()'s general path (aliasing, growth
             // policy) costs more than the copy of a small value.
             value_.resize(v.size());

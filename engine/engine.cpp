@@ -64,7 +64,6 @@ EngineStats Engine::stats() const {
     out.sessions = sessions_.load(std::memory_order_relaxed);
     uint64_t totalChains = 0;
     uint64_t totalUpdates = 0;
-    auto guard = epochs_.pin();
     for (const auto& coll : catalog_.all()) {
         CollectionStats cs;
         cs.ns = coll->ns().ns();
@@ -75,6 +74,9 @@ EngineStats Engine::stats() const {
         cs.treeBytes = ts.bytes;
         BTree::Cursor c(coll->tree());
         for (c.seekFirst(); c.valid(); c.next()) {
+            // A pin per key: the walk is O(keys) and must not hold back
+            // reclamation (or the history sweep's grace period) meanwhile.
+            auto guard = epochs_.pin();
             const auto* head = static_cast<const mvcc::Update*>(c.value());
             uint64_t len = mvcc::chainLength(head);
             size_t bucket = len <= 1 ? 0 : len == 2 ? 1 : len <= 4 ? 2 : len <= 8 ? 3 : len <= 16 ? 4 : 5;
@@ -92,7 +94,6 @@ EngineStats Engine::stats() const {
     }
     out.meanChainLength =
         totalChains ? static_cast<double>(totalUpdates) / static_cast<double>(totalChains) : 0.0;
-    guard.release();
     HistoryStats& h = out.history;
     historystore::HistoryStore::Stats hs = history_.stats();
     h.entries = hs.entries;

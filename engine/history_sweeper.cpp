@@ -134,6 +134,13 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, const mv
         newest->truncateBelow(moved);
         for (mvcc::Update* v : cut)
             epochs_.retire(v, &destroyUpdate);
+        // The versions above the cut still carry the old depth; without this
+        // every later write would pass the bound and sweep again.
+        unsigned above = 0;
+        for (const mvcc::Update* u = head; u != newest; u = u->next())
+            ++above;
+        for (mvcc::Update* u = head; u != newest; u = u->next())
+            u->setDepth(1 + above--);
     }
     // A key that is only a deletion every reader sees leaves the tree.
     if (head == newest && newest->isTombstone() &&

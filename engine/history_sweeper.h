@@ -67,8 +67,9 @@ class HistorySweeper {
     void start(std::chrono::milliseconds interval);
 
     /// One whole pass now: a fresh horizon, every chain, then the history.
-    /// Passes run one at a time. The caller must not hold an epoch pin
-    /// (the grace period would wait for it).
+    /// Passes run one at a time. Called with an epoch pin held it still
+    /// works, but the grace period cannot end during it, so it judges
+    /// implicit readers by an older snapshot floor (frees less).
     void sweepAll();
 
     /// Sweeps the chain of one key now, unless a sweep holds it already.

@@ -324,8 +324,10 @@ historystore::HistoryStore::Reader& Session::historyReader() {
 Status Session::read(Collection& coll, std::string_view key, std::string* out) {
     auto guard = engine_.epochs_.pin();
     std::string_view v;
-    if (readVisibleValue(coll.newestVersion(key), txn_, engine_.history_, historyReader(),
-                         coll.id(), key, &v)) {
+    if (readVisibleValue(
+            coll.newestVersion(key), txn_, engine_.history_,
+            [this]() -> historystore::HistoryStore::Reader& { return historyReader(); }, coll.id(),
+            key, &v)) {
         // resize + memcpy: cheaper than assign()'s general path for a small value.
         out->resize(v.size());
         std::memcpy(out->data(), v.data(), v.size());

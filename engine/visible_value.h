@@ -16,10 +16,12 @@ namespace mvkv::engine {
 /// starts at `head` (null: the key is not in the tree); false when it sees
 /// nothing or a deletion. The caller pins the engine's EpochManager for as
 /// long as it uses `*value`.
+/// `reader()` returns the caller's HistoryStore::Reader; it is called only
+/// when the history store must be read.
+template <class ReaderFn>
 inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& txn,
-                             const historystore::HistoryStore& history,
-                             historystore::HistoryStore::Reader& reader, uint32_t collection,
-                             std::string_view key, std::string_view* value) {
+                             const historystore::HistoryStore& history, ReaderFn&& reader,
+                             uint32_t collection, std::string_view key, std::string_view* value) {
     bool lookInHistory = false;
     if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory)) {
         if (u->isTombstone())
@@ -29,7 +31,7 @@ inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& 
     }
     if (!lookInHistory)
         return false;
-    const historystore::HistoryEntry* e = history.findVisible(reader, collection, key, txn);
+    const historystore::HistoryEntry* e = history.findVisible(reader(), collection, key, txn);
     if (!e || e->tombstone)
         return false;
     *value = e->value();

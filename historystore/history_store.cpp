@@ -96,8 +96,12 @@ const HistoryEntry* HistoryStore::findVisible(Reader& reader, uint32_t collectio
     BTree::Cursor& c = reader.cursor_;
     for (c.seekForPrev(reader.target_); c.valid() && startsWith(c.key(), reader.prefix_);
          c.prev()) {
+        // The entry the reader sees is the one whose writer it can see and
+        // whose replacement it cannot: entries with one start ts may sort in
+        // any order, and a removed key's leftovers must not come back.
         const auto* entry = static_cast<const HistoryEntry*>(c.value());
-        if (entry && txn.canSeeCommitted(entry->txnId, entry->startTs))
+        if (entry && txn.canSeeCommitted(entry->txnId, entry->startTs) &&
+            !txn.canSeeCommitted(entry->stopTxnId, entry->stopTs))
             return entry;
     }
     return nullptr;

@@ -59,8 +59,10 @@ class HistoryStore {
         std::string target_;
     };
 
-    /// The newest entry of (collection, key) that `txn` can see, or null.
-    /// The caller pins the EpochManager. `reader` belongs to this store.
+    /// The entry of (collection, key) that `txn` reads: it can see the
+    /// entry's writer and not the version that replaced it. Null when there
+    /// is none. The caller pins the EpochManager. `reader` belongs to this
+    /// store.
     const HistoryEntry* findVisible(Reader& reader, uint32_t collection, std::string_view key,
                                     const mvcc::Transaction& txn) const;
 

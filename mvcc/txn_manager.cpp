@@ -300,6 +300,11 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
             }
         }
     }
+    // In write order: the history sweep relies on it. While this loop runs
+    // it may find an earlier write of ours committed under a later one still
+    // uncommitted, and cut below the earlier one only; in the other order it
+    // would take a later write (committed) over an earlier one (uncommitted,
+    // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
         w.update->markCommitted(ts, ts);
     finish(txn, TxnState::kCommitted);

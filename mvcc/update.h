@@ -76,6 +76,13 @@ class Update {
     /// drops every older version from the chain. Readers still walking the
     /// dropped versions keep them alive through the engine's epochs. One
     /// sweeper per chain at a time.
+    /// The sweep's correction of depth() after a cut, for this version and
+    /// the ones above the cut (a trigger only: a racing writer may publish
+    /// with the old figure, which a later sweep corrects again).
+    void setDepth(unsigned depth) {
+        depth_.store(static_cast<uint8_t>(depth < 255 ? depth : 255), std::memory_order_relaxed);
+    }
+
     void truncateBelow(bool movedToHistory) {
         if (movedToHistory)
             olderInHistory_.store(true, std::memory_order_release);
