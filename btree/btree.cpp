@@ -165,6 +165,18 @@ void linkSplitAndUnlock(std::atomic<Node*>& rootPtr, Inner* parent, Node* node,
     }
 }
 
+// One optimistic descent to the leaf that holds (or would hold) k, and k's
+// slot there: `pos`, and whether the key is present (`equal`); the leaf's
+// version in `v`. Null on a conflict (the caller restarts).
+Leaf* findSlot(const std::atomic<Node*>& root, const SearchKey& k, uint64_t& v, int& pos,
+               bool& equal) {
+    Leaf* leaf = descendToKey(root, k, v);
+    if (leaf != nullptr) {
+        pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
+    }
+    return leaf;
+}
+
 // Stripe for this thread's size updates.
 int sizeStripe() {
     static std::atomic<int> next{0};
@@ -289,12 +301,12 @@ bool BTree::compareExchange(std::string_view key, std::optional<Value>& expected
     SearchKey k(key);
     for (Restarter backoff;; backoff.pause()) {
         uint64_t v;
-        Leaf* leaf = descendToKey(root_, k, v);
+        int pos;
+        bool equal;
+        Leaf* leaf = findSlot(root_, k, v, pos, equal);
         if (leaf == nullptr) {
             continue;
         }
-        bool equal;
-        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
         if (!equal) {
             if (!validate(leaf, v)) {
                 continue;
@@ -398,12 +410,12 @@ bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
     SearchKey k(key);
     for (Restarter backoff;; backoff.pause()) {
         uint64_t v;
-        Leaf* leaf = descendToKey(root_, k, v);
+        int pos;
+        bool equal;
+        Leaf* leaf = findSlot(root_, k, v, pos, equal);
         if (leaf == nullptr) {
             continue;
         }
-        bool equal;
-        int pos = leaf->keys.lowerBound(readCount(leaf, Leaf::kCapacity), k, equal);
         Value current = equal ? leaf->values[pos].load(std::memory_order_acquire) : nullptr;
         if (!equal || (checkValue && current != expected)) {
             if (!validate(leaf, v)) {
