@@ -43,6 +43,14 @@ uint64_t diskBytes(const std::filesystem::path& dir) {
 
 }  // namespace
 
+std::filesystem::path baseDirectory(const BenchConfig& config) {
+    if (!config.dir.empty())
+        return config.dir;
+    std::error_code ec;
+    std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    return ec ? std::filesystem::path("/tmp") : tmp;
+}
+
 Distribution StorageContext::distribution(Distribution fallback) const {
     if (config.distribution == "uniform")
         return Distribution::kUniform;
@@ -134,14 +142,6 @@ double peakRssMb() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     return double(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
-
-std::filesystem::path baseDirectory(const BenchConfig& config) {
-    if (!config.dir.empty())
-        return config.dir;
-    std::error_code ec;
-    std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
-    return ec ? std::filesystem::path("/tmp") : tmp;
 }
 
 void load(StorageContext& ctx) {

@@ -79,6 +79,7 @@ void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerLockmgrWorkload(registry);
     registerBTreeWorkload(registry);
     registerHistoryWorkload(registry);
+    registerOplogWorkload(registry);
     registerStorageWorkloads(registry);
 }
 

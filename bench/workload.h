@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -105,6 +106,9 @@ class WorkloadRegistry {
 
 // ---- Helpers for workloads ----
 
+/// Where workloads make their directories: --dir, else $TMPDIR (or /tmp).
+std::filesystem::path baseDirectory(const BenchConfig& config);
+
 /// Sets metric `name` on every row to nsPerOp / nsPerOp of the `baselineCase`
 /// row with the same thread count (rows without a baseline are left alone).
 void addRatioToBaseline(std::vector<ResultRow>& rows, std::string_view baselineCase,
@@ -122,6 +126,8 @@ void registerLockmgrWorkload(WorkloadRegistry& registry);
 void registerBTreeWorkload(WorkloadRegistry& registry);
 /// mvkv's history store: old-snapshot reads and memory over time.
 void registerHistoryWorkload(WorkloadRegistry& registry);
+/// The oplog's log writer: appends per second in each sync mode (group commit).
+void registerOplogWorkload(WorkloadRegistry& registry);
 /// fillseq ... longsnapshot on every engine (storage_workload.h).
 void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.

@@ -1,0 +1,65 @@
+#include "oplog/log_format.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+namespace mvkv::oplog {
+
+std::string segmentFileName(uint64_t number) {
+    return fmt::format("log-{:016x}.mvkvlog", number);
+}
+
+bool parseSegmentFileName(std::string_view name, uint64_t* number) {
+    constexpr std::string_view kPrefix = "log-";
+    constexpr std::string_view kSuffix = ".mvkvlog";
+    if (name.size() != kPrefix.size() + 16 + kSuffix.size() || name.substr(0, 4) != kPrefix ||
+        name.substr(20) != kSuffix)
+        return false;
+    uint64_t n = 0;
+    for (char c : name.substr(4, 16)) {
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else
+            return false;
+        n = (n << 4) | static_cast<uint64_t>(d);
+    }
+    *number = n;
+    return true;
+}
+
+std::string encodeSegmentHeader(uint64_t number) {
+    std::string h(kSegmentHeaderBytes, '\0');
+    std::memcpy(h.data(), kSegmentMagic, 8);
+    putU32(h.data() + 8, kLogFormatVersion);
+    putU64(h.data() + 12, number);
+    putU32(h.data() + 20, static_cast<uint32_t>(XXH3_64bits(h.data(), 20)));
+    return h;
+}
+
+bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* version) {
+    if (header.size() < kSegmentHeaderBytes || std::memcmp(header.data(), kSegmentMagic, 8) != 0)
+        return false;
+    if (getU32(header.data() + 20) != static_cast<uint32_t>(XXH3_64bits(header.data(), 20)))
+        return false;
+    *version = getU32(header.data() + 8);
+    *number = getU64(header.data() + 12);
+    return true;
+}
+
+uint64_t recordChecksum(std::string_view payload) {
+    // Seeded with the length, so a corrupt length fails the check too.
+    return XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size());
+}
+
+void appendRecord(std::string& out, std::string_view payload) {
+    size_t at = out.size();
+    out.resize(at + kRecordHeaderBytes);
+    putU32(out.data() + at, static_cast<uint32_t>(payload.size()));
+    putU64(out.data() + at + 4, recordChecksum(payload));
+    out.append(payload.data(), payload.size());
+}
+
+}  // namespace mvkv::oplog

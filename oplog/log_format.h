@@ -1,0 +1,68 @@
+// The oplog's file format: a directory of numbered segment files, each a
+// header followed by records. Not part of the public API; log_writer and
+// log_reader share it. docs/oplog.md has the picture.
+//
+// Segment file "log-<16 hex digits of its number>.mvkvlog":
+//   header  : magic "MVKVLOG\n" (8 bytes), format version (u32 LE),
+//             segment number (u64 LE), header checksum (u32 LE: the low 32
+//             bits of XXH3-64 over the 20 bytes before it)  = 24 bytes
+//   records : length (u32 LE, payload bytes), checksum (u64 LE, XXH3-64 of
+//             the payload seeded with its length), payload
+// A record is whole or it is the torn tail: recovery stops at the first
+// record whose header or payload runs past the end of the file, whose
+// length is over kMaxRecordBytes, or whose checksum does not match, and cuts
+// the segment there (nothing after it is trusted, in this segment or later).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace mvkv::oplog {
+
+inline constexpr char kSegmentMagic[8] = {'M', 'V', 'K', 'V', 'L', 'O', 'G', '\n'};
+inline constexpr uint32_t kLogFormatVersion = 1;
+inline constexpr size_t kSegmentHeaderBytes = 24;
+inline constexpr size_t kRecordHeaderBytes = 12;
+/// Larger records are refused by the writer and taken for garbage by the reader.
+inline constexpr uint32_t kMaxRecordBytes = 64u << 20;
+
+/// "log-000000000000002a.mvkvlog" for segment 42.
+std::string segmentFileName(uint64_t number);
+/// The number in a segment file name; false for any other name.
+bool parseSegmentFileName(std::string_view name, uint64_t* number);
+
+std::string encodeSegmentHeader(uint64_t number);
+/// False unless `header` (kSegmentHeaderBytes) is a valid header; then sets
+/// *number and *version.
+bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* version);
+
+/// Appends one framed record (header and payload) to `out`.
+void appendRecord(std::string& out, std::string_view payload);
+/// The checksum a record header carries for `payload`.
+uint64_t recordChecksum(std::string_view payload);
+
+inline void putU32(char* p, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+inline void putU64(char* p, uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+        p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+inline uint32_t getU32(const char* p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return v;
+}
+inline uint64_t getU64(const char* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return v;
+}
+
+}  // namespace mvkv::oplog

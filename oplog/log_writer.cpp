@@ -1,0 +1,270 @@
+#include "oplog/log_writer.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "oplog/log_format.h"
+
+namespace mvkv::oplog {
+
+namespace {
+
+Status ioError(std::string_view what, const std::string& path) {
+    return Status::IOError(fmt::format("{} {}: {}", what, path, std::strerror(errno)));
+}
+
+// Makes a new file's directory entry durable.
+Status syncDirectory(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return ioError("open directory", dir);
+    int rc = ::fsync(fd);
+    ::close(fd);
+    return rc == 0 ? Status::OK() : ioError("fsync directory", dir);
+}
+
+}  // namespace
+
+std::string_view syncModeName(SyncMode mode) {
+    switch (mode) {
+        case SyncMode::kNone:
+            return "none";
+        case SyncMode::kWrite:
+            return "write";
+        case SyncMode::kFsync:
+            return "fsync";
+    }
+    return "?";
+}
+
+LogWriter::LogWriter(LogWriterOptions options) : options_(std::move(options)) {}
+
+StatusWith<std::unique_ptr<LogWriter>> LogWriter::create(LogWriterOptions options,
+                                                         uint64_t firstSegment) {
+    if (options.segmentBytes < kSegmentHeaderBytes + kRecordHeaderBytes)
+        return Status::InvalidArgument(
+            fmt::format("segmentBytes {} is too small", options.segmentBytes));
+    std::unique_ptr<LogWriter> w(new LogWriter(std::move(options)));
+    if (Status s = w->openSegmentFile(firstSegment); !s.ok())
+        return s;
+    std::string header = encodeSegmentHeader(firstSegment);
+    if (Status s = w->writeAll(header); !s.ok())
+        return s;
+    if (Status s = w->syncFile(); !s.ok())
+        return s;
+    if (Status s = syncDirectory(w->options_.dir); !s.ok())
+        return s;
+    w->segment_ = firstSegment;
+    w->segmentSize_ = header.size();
+    w->stats_.segments = 1;
+    w->stats_.currentSegment = firstSegment;
+    return w;
+}
+
+LogWriter::~LogWriter() {
+    close().ignore();
+}
+
+Status LogWriter::openSegmentFile(uint64_t number) {
+    std::string path = options_.dir + "/" + segmentFileName(number);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ioError("create log segment", path);
+    fd_ = fd;
+    fdSegment_ = number;
+    return Status::OK();
+}
+
+Status LogWriter::writeAll(std::string_view bytes) {
+    const char* p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd_, p, left);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return ioError("write log segment", options_.dir + "/" + segmentFileName(fdSegment_));
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return Status::OK();
+}
+
+Status LogWriter::syncFile() {
+    if (::fdatasync(fd_) != 0)
+        return ioError("fdatasync log segment", options_.dir + "/" + segmentFileName(fdSegment_));
+    return Status::OK();
+}
+
+Status LogWriter::writeChunks(std::vector<Chunk>& chunks, bool sync) {
+    for (Chunk& c : chunks) {
+        if (c.segment != fdSegment_) {
+            // Everything in the old segment comes before what follows: make
+            // it durable first, so recovery never finds a hole behind a
+            // synced record.
+            if (Status s = syncFile(); !s.ok())
+                return s;
+            ::close(fd_);
+            fd_ = -1;
+            if (Status s = openSegmentFile(c.segment); !s.ok())
+                return s;
+            if (Status s = syncDirectory(options_.dir); !s.ok())
+                return s;
+        }
+        if (Status s = writeAll(c.bytes); !s.ok())
+            return s;
+    }
+    if (sync)
+        return syncFile();
+    return Status::OK();
+}
+
+void LogWriter::leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync) {
+    leading_ = true;
+    std::vector<Chunk> batch;
+    batch.swap(pending_);
+    pendingBytes_ = 0;
+    uint64_t batchEnd = appended_;
+    lock.unlock();
+    Status s = writeChunks(batch, sync);
+    lock.lock();
+    leading_ = false;
+    if (!s.ok() && error_.ok())
+        error_ = s;
+    if (s.ok()) {
+        written_ = batchEnd;
+        ++stats_.batches;
+        if (sync) {
+            synced_ = batchEnd;
+            ++stats_.syncs;
+        }
+    }
+    done_.notify_all();
+}
+
+Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* where) {
+    if (payload.size() > kMaxRecordBytes)
+        return Status::InvalidArgument(fmt::format(
+            "an oplog record of {} bytes is over the limit of {}", payload.size(), kMaxRecordBytes));
+    std::unique_lock lock(mutex_);
+    if (!error_.ok())
+        return error_;
+    if (closed_)
+        return Status::IllegalOperation("the log writer is closed");
+    const uint64_t framed = kRecordHeaderBytes + payload.size();
+    // A record that would pass the segment's size starts the next segment
+    // (a segment holds at least one record, however large).
+    if (segmentSize_ > kSegmentHeaderBytes && segmentSize_ + framed > options_.segmentBytes) {
+        ++segment_;
+        std::string header = encodeSegmentHeader(segment_);
+        segmentSize_ = header.size();
+        pending_.push_back({segment_, std::move(header)});
+        ++stats_.segments;
+        stats_.currentSegment = segment_;
+    }
+    if (pending_.empty() || pending_.back().segment != segment_)
+        pending_.push_back({segment_, {}});
+    if (where)
+        *where = {segment_, segmentSize_};
+    appendRecord(pending_.back().bytes, payload);
+    segmentSize_ += framed;
+    pendingBytes_ += framed;
+    const uint64_t seq = ++appended_;
+    ++stats_.records;
+    stats_.bytes += framed;
+    if (mode == SyncMode::kFsync)
+        syncWanted_ = seq;
+    if (mode == SyncMode::kNone) {
+        if (pendingBytes_ >= kNoneFlushBytes && !leading_)
+            leadOneBatch(lock, false);
+        return error_;
+    }
+    // Group commit: whoever finds no leader writes everything pending (and
+    // syncs if any record up to there asked for it); the others wait for a
+    // batch that covers them.
+    bool waited = false;
+    while (true) {
+        if (!error_.ok())
+            return error_;
+        if (written_ >= seq && (mode != SyncMode::kFsync || synced_ >= seq))
+            return Status::OK();
+        if (!leading_) {
+            bool sync = syncWanted_ > synced_;
+            if (written_ >= seq && sync && pending_.empty()) {
+                // Written by an earlier batch but not synced: sync alone.
+                leading_ = true;
+                uint64_t end = written_;
+                lock.unlock();
+                Status s = syncFile();
+                lock.lock();
+                leading_ = false;
+                if (!s.ok() && error_.ok())
+                    error_ = s;
+                if (s.ok()) {
+                    synced_ = std::max(synced_, end);
+                    ++stats_.syncs;
+                }
+                done_.notify_all();
+                continue;
+            }
+            if (waited && sync) {
+                // Woken by the end of a sync to lead the next one: let the
+                // committers the last batch released append first, so this
+                // sync carries their records too (otherwise two threads take
+                // turns syncing one record each).
+                waited = false;
+                lock.unlock();
+                std::this_thread::yield();
+                lock.lock();
+                continue;
+            }
+            leadOneBatch(lock, sync);
+            continue;
+        }
+        done_.wait(lock);
+        waited = true;
+    }
+}
+
+Status LogWriter::flush() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        if (!error_.ok())
+            return error_;
+        if (fd_ < 0 && closed_)
+            return Status::OK();
+        if (written_ >= appended_ && synced_ >= appended_)
+            return Status::OK();
+        if (!leading_) {
+            syncWanted_ = appended_;
+            leadOneBatch(lock, true);
+            continue;
+        }
+        done_.wait(lock);
+    }
+}
+
+Status LogWriter::close() {
+    Status s = flush();
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    return s;
+}
+
+LogWriter::Stats LogWriter::stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+}
+
+}  // namespace mvkv::oplog
