@@ -10,24 +10,14 @@
 #include <string>
 
 #include "bench/store.h"
+#include "tests/temp_dir.h"
 #include "bench/workload.h"
 
 using namespace mvkv::bench;
+using mvkv::testing::TempDir;
 
 namespace {
 
-struct TempDir {
-    TempDir() {
-        std::string templ = (std::filesystem::temp_directory_path() / "mvkv-bench-test-XXXXXX").string();
-        REQUIRE(mkdtemp(templ.data()) != nullptr);
-        path = templ;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string path;
-};
 
 BenchConfig tinyConfig(const std::string& dir) {
     BenchConfig config;
@@ -43,7 +33,7 @@ bool isStorageWorkload(const Workload& w) {
 }
 
 void runEveryWorkload(const std::vector<std::string>& engines, std::vector<int> threads) {
-    TempDir dir;
+    TempDir dir("mvkv-bench-test");
     WorkloadRegistry registry;
     registerBuiltinWorkloads(registry);
     BenchConfig config = tinyConfig(dir.path);
@@ -97,7 +87,7 @@ TEST_CASE("every storage workload runs on WiredTiger and RocksDB (when built), 2
 }
 
 TEST_CASE("the fills write exactly keys / threads keys per thread, ignoring --ops") {
-    TempDir dir;
+    TempDir dir("mvkv-bench-test");
     WorkloadRegistry registry;
     registerStorageWorkloads(registry);
     BenchConfig config = tinyConfig(dir.path);
@@ -112,7 +102,7 @@ TEST_CASE("the fills write exactly keys / threads keys per thread, ignoring --op
 }
 
 TEST_CASE("--sync fsync: engines without it are skipped, not failed") {
-    TempDir dir;
+    TempDir dir("mvkv-bench-test");
     WorkloadRegistry registry;
     registerStorageWorkloads(registry);
     BenchConfig config = tinyConfig(dir.path);

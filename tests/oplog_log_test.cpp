@@ -21,26 +21,15 @@
 #include "oplog/log_reader.h"
 #include "oplog/log_writer.h"
 #include "tests/status_check.h"
+#include "tests/temp_dir.h"
 
 using namespace mvkv;
 using namespace mvkv::oplog;
 using mvkv::testing::mustOk;
+using mvkv::testing::TempDir;
 
 namespace {
 
-struct TempDir {
-    TempDir() {
-        std::string templ =
-            (std::filesystem::temp_directory_path() / "mvkv-oplog-test-XXXXXX").string();
-        REQUIRE(mkdtemp(templ.data()) != nullptr);
-        path = templ;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string path;
-};
 
 std::unique_ptr<LogWriter> openWriter(const std::string& dir, uint64_t segment,
                                       uint64_t segmentBytes = 4096) {
@@ -84,7 +73,7 @@ std::string segmentPath(const std::string& dir, uint64_t n) {
 TEST_CASE("oplog log: records come back in order across segments, in every sync mode") {
     for (SyncMode mode : {SyncMode::kNone, SyncMode::kWrite, SyncMode::kFsync}) {
         CAPTURE(syncModeName(mode));
-        TempDir dir;
+        TempDir dir("mvkv-oplog-test");
         std::mt19937 rng(1);
         std::vector<std::string> written;
         std::vector<LogPosition> where;
@@ -114,7 +103,7 @@ TEST_CASE("oplog log: records come back in order across segments, in every sync 
 }
 
 TEST_CASE("oplog log: a last record torn at any byte recovers to the record before it") {
-    TempDir dir;
+    TempDir dir("mvkv-oplog-test");
     std::mt19937 rng(2);
     std::vector<std::string> written;
     LogPosition last;
@@ -168,7 +157,7 @@ TEST_CASE("oplog log: a last record torn at any byte recovers to the record befo
 }
 
 TEST_CASE("oplog log: a flipped byte stops recovery at its record; later segments are cut too") {
-    TempDir dir;
+    TempDir dir("mvkv-oplog-test");
     std::mt19937 rng(3);
     std::vector<std::string> written;
     std::vector<LogPosition> where;
@@ -211,7 +200,7 @@ TEST_CASE("oplog log: a flipped byte stops recovery at its record; later segment
 }
 
 TEST_CASE("oplog log: concurrent appenders share writes and syncs and lose nothing") {
-    TempDir dir;
+    TempDir dir("mvkv-oplog-test");
     constexpr int kThreads = 4;
     constexpr int kPerThread = 300;
     auto w = openWriter(dir.path, 1, 64 * 1024);
@@ -251,7 +240,7 @@ TEST_CASE("oplog log: concurrent appenders share writes and syncs and lose nothi
 }
 
 TEST_CASE("oplog log: bad input gets a clear error") {
-    TempDir dir;
+    TempDir dir("mvkv-oplog-test");
     // A directory that does not exist.
     auto missing = LogWriter::create({dir.path + "/nope", 4096}, 1);
     CHECK(missing.status().code() == StatusCode::kIOError);
