@@ -1,0 +1,132 @@
+#include "oplog/oplog_entry.h"
+
+#include <fmt/format.h>
+
+#include "oplog/log_format.h"
+
+namespace mvkv::oplog {
+
+namespace {
+
+void putString(std::string& out, std::string_view s) {
+    char len[4];
+    putU32(len, static_cast<uint32_t>(s.size()));
+    out.append(len, 4);
+    out.append(s.data(), s.size());
+}
+
+// Reads fields off a payload, remembering the first thing that was wrong.
+class Cursor {
+  public:
+    explicit Cursor(std::string_view data) : data_(data) {}
+
+    bool u32(uint32_t* v) {
+        if (!need(4, "a length or count"))
+            return false;
+        *v = getU32(data_.data() + at_);
+        at_ += 4;
+        return true;
+    }
+    bool u64(uint64_t* v) {
+        if (!need(8, "a timestamp or id"))
+            return false;
+        *v = getU64(data_.data() + at_);
+        at_ += 8;
+        return true;
+    }
+    bool byte(char* c) {
+        if (!need(1, "an op"))
+            return false;
+        *c = data_[at_++];
+        return true;
+    }
+    bool string(std::string* s, const char* what) {
+        uint32_t len;
+        if (!u32(&len) || !need(len, what))
+            return false;
+        s->assign(data_.data() + at_, len);
+        at_ += len;
+        return true;
+    }
+    size_t offset() const { return at_; }
+    size_t left() const { return data_.size() - at_; }
+    const std::string& error() const { return error_; }
+    void fail(std::string message) {
+        if (error_.empty())
+            error_ = std::move(message);
+    }
+
+  private:
+    bool need(size_t n, const char* what) {
+        if (left() >= n)
+            return true;
+        fail(fmt::format("payload ends at byte {} inside {} ({} bytes needed, {} left)", at_, what,
+                         n, left()));
+        return false;
+    }
+
+    std::string_view data_;
+    size_t at_ = 0;
+    std::string error_;
+};
+
+bool validOp(char c) {
+    return c == 'i' || c == 'u' || c == 'd' || c == 'c';
+}
+
+}  // namespace
+
+std::string encodeEntries(const std::vector<OplogEntry>& entries) {
+    std::string out;
+    char buf[8];
+    putU32(buf, static_cast<uint32_t>(entries.size()));
+    out.append(buf, 4);
+    for (const OplogEntry& e : entries) {
+        putU64(buf, e.ts);
+        out.append(buf, 8);
+        putU64(buf, e.txnId);
+        out.append(buf, 8);
+        out.push_back(static_cast<char>(e.op));
+        putString(out, e.ns);
+        putString(out, e.key);
+        putString(out, e.value);
+    }
+    return out;
+}
+
+Status decodeEntries(std::string_view payload, std::vector<OplogEntry>* out) {
+    out->clear();
+    Cursor c(payload);
+    uint32_t count = 0;
+    if (c.u32(&count)) {
+        // Each entry takes at least 33 bytes: a count past that is garbage,
+        // and must not make us reserve memory for it.
+        if (count > c.left() / 33)
+            c.fail(fmt::format("entry count {} does not fit in {} bytes", count, c.left()));
+    }
+    for (uint32_t i = 0; c.error().empty() && i < count; ++i) {
+        OplogEntry e;
+        char op = 0;
+        if (!c.u64(&e.ts) || !c.u64(&e.txnId) || !c.byte(&op))
+            break;
+        if (!validOp(op)) {
+            c.fail(fmt::format("entry {} has op byte 0x{:02x}, not i, u, d or c", i,
+                               static_cast<unsigned char>(op)));
+            break;
+        }
+        e.op = static_cast<OpType>(op);
+        if (!c.string(&e.ns, "a namespace") || !c.string(&e.key, "a key") ||
+            !c.string(&e.value, "a value"))
+            break;
+        out->push_back(std::move(e));
+    }
+    if (c.error().empty() && c.left() != 0)
+        c.fail(fmt::format("{} bytes left over after {} entries", c.left(), count));
+    if (!c.error().empty()) {
+        out->clear();
+        return Status::Corruption("oplog record: " + c.error());
+    }
+    return Status::OK();
+}
+
+}  // namespace mvkv::oplog

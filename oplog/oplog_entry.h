@@ -1,0 +1,47 @@
+// OplogEntry: one write as the oplog records it, MongoDB's shape: {ts, txn
+// id, op (i insert, u update, d delete, c command), ns, key, value}. A
+// committed transaction's entries share its commit timestamp and travel in
+// one log record, so replay applies all of them or none.
+//
+// Record payload (little-endian): entry count (u32), then per entry: ts
+// (u64), txn id (u64), op (one byte: 'i', 'u', 'd' or 'c'), then ns, key and
+// value, each a u32 length and the bytes. `value` is the full post-image for
+// i and u, empty for d; for c it names the command ("create", "drop",
+// "dropDatabase") and ns its target.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mvcc/timestamp.h"
+#include "util/status.h"
+
+namespace mvkv::oplog {
+
+enum class OpType : char { kInsert = 'i', kUpdate = 'u', kDelete = 'd', kCommand = 'c' };
+
+struct OplogEntry {
+    mvcc::Timestamp ts = mvcc::kNoTimestamp;
+    mvcc::TxnId txnId = mvcc::kNoTxnId;
+    OpType op = OpType::kInsert;
+    std::string ns;
+    std::string key;
+    std::string value;
+
+    bool operator==(const OplogEntry&) const = default;
+};
+
+/// The payload of one log record holding `entries` (one transaction's).
+std::string encodeEntries(const std::vector<OplogEntry>& entries);
+
+/// The entries of a payload from encodeEntries. Corruption (naming what is
+/// wrong and where) for anything else: a truncated payload, an unknown op,
+/// lengths past the end, bytes left over. `out` is cleared first and left
+/// empty on error.
+Status decodeEntries(std::string_view payload, std::vector<OplogEntry>* out);
+
+}  // namespace mvkv::oplog
