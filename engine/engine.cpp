@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include "engine/durable_log.h"
+
 #include <fmt/format.h>
 
 #include <cassert>
@@ -36,7 +38,81 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             "chainSweepBound {} is out of range; use 0 (off) or 1..254", options.chainSweepBound));
     if (options.locks.readTickets < 0 || options.locks.writeTickets < 0)
         return Status::InvalidArgument("ticket counts must not be negative");
-    return std::unique_ptr<Engine>(new Engine(std::move(options)));
+    std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+    const EngineOptions& o = engine->options_;
+    if (o.path.empty() || o.inMemory)
+        return engine;
+    auto start = std::chrono::steady_clock::now();
+    DurableLog::Recovered recovered;
+    auto log = DurableLog::open(o.path, o.syncMode, &recovered);
+    if (!log.ok())
+        return log.status();
+    if (Status s = engine->replay(recovered.entries); !s.ok())
+        return Status(s.code(), fmt::format("replaying the oplog of {}: {}", o.path, s.message()));
+    engine->log_ = std::move(log).value();  // from here on commits are logged
+    RecoveryStats& r = engine->recovery_;
+    r.durable = true;
+    r.recordsReplayed = recovered.records;
+    r.entriesReplayed = recovered.entries.size();
+    r.tailCut = recovered.tail.cut;
+    r.cutSegment = recovered.tail.segment;
+    r.cutOffset = recovered.tail.offset;
+    r.cutBytes = recovered.tail.bytesCut;
+    r.cutReason = recovered.tail.reason;
+    r.micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count());
+    if (r.tailCut)
+        fmt::print(stderr,
+                   "mvkv: {}: cut the oplog at segment {} offset {} ({} bytes): {}\n", o.path,
+                   r.cutSegment, r.cutOffset, r.cutBytes, r.cutReason);
+    return engine;
+}
+
+Status Engine::replay(const std::vector<oplog::OplogEntry>& entries) {
+    auto session = openSession();
+    size_t i = 0;
+    while (i < entries.size()) {
+        const oplog::OplogEntry& e = entries[i];
+        if (e.op == oplog::OpType::kCommand) {
+            Status s;
+            if (e.value == "create")
+                s = session->createCollection(e.ns);
+            else if (e.value == "drop")
+                s = session->dropCollection(e.ns);
+            else if (e.value == "dropDatabase")
+                s = session->dropDatabase(e.ns);
+            else
+                s = Status::Corruption(fmt::format("unknown oplog command '{}'", e.value));
+            if (!s.ok())
+                return s;
+            ++i;
+            continue;
+        }
+        // One transaction: the entries that share its id, applied at its
+        // commit timestamp.
+        size_t end = i;
+        while (end < entries.size() && entries[end].op != oplog::OpType::kCommand &&
+               entries[end].txnId == e.txnId)
+            ++end;
+        if (Status s = session->begin(); !s.ok())
+            return s;
+        for (size_t j = i; j < end; ++j) {
+            const oplog::OplogEntry& w = entries[j];
+            Status s = w.op == oplog::OpType::kDelete ? session->remove(w.ns, w.key)
+                                                      : session->put(w.ns, w.key, w.value);
+            if (s.code() == StatusCode::kNotFound && w.op == oplog::OpType::kDelete)
+                s = Status::OK();
+            if (!s.ok()) {
+                session->abort().ignore();
+                return s;
+            }
+        }
+        if (Status s = session->commit(e.ts); !s.ok())
+            return s;
+        i = end;
+    }
+    return Status::OK();
 }
 
 Engine::Engine(EngineOptions options)
@@ -50,6 +126,7 @@ Engine::Engine(EngineOptions options)
 
 Engine::~Engine() {
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");
+    log_.reset();  // written and synced, lock released, before the rest goes
 }
 
 std::unique_ptr<Session> Engine::openSession() {

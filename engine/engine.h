@@ -21,6 +21,7 @@
 #include "engine/engine_stats.h"
 #include "engine/history_sweeper.h"
 #include "historystore/history_store.h"
+#include "oplog/oplog_entry.h"
 #include "lockmgr/lock_manager.h"
 #include "mvcc/txn_manager.h"
 #include "util/epoch.h"
@@ -29,6 +30,20 @@
 namespace mvkv::engine {
 
 class Session;
+class DurableLog;
+
+/// What opening a data directory found (zeros for an in-memory engine).
+struct RecoveryStats {
+    bool durable = false;
+    uint64_t recordsReplayed = 0;  // log records (transactions and commands)
+    uint64_t entriesReplayed = 0;
+    bool tailCut = false;  // a torn or corrupt tail was cut
+    uint64_t cutSegment = 0;
+    uint64_t cutOffset = 0;
+    uint64_t cutBytes = 0;
+    std::string cutReason;
+    uint64_t micros = 0;  // time to open and replay
+};
 
 class Engine {
   public:
@@ -65,12 +80,15 @@ class Engine {
     std::string statsJson() const;
 
     const EngineOptions& options() const { return options_; }
+    const RecoveryStats& recovery() const { return recovery_; }
     lockmgr::LockManager& lockManager() { return lockManager_; }
     mvcc::TransactionManager& transactions() { return txns_; }
     Catalog& catalog() { return catalog_; }
 
   private:
     explicit Engine(EngineOptions options);
+    /// Replays recovered oplog entries (timestamp order) through a session.
+    Status replay(const std::vector<oplog::OplogEntry>& entries);
     friend class Session;
     friend class Cursor;
     friend class OperationContext;
@@ -81,7 +99,9 @@ class Engine {
     mvcc::TransactionManager txns_;
     Catalog catalog_;
     historystore::HistoryStore history_;
-    HistorySweeper sweeper_;  // last: its thread stops before the rest goes
+    HistorySweeper sweeper_;
+    std::unique_ptr<DurableLog> log_;  // null in memory; set once replay is done
+    RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
 };
 

@@ -7,15 +7,20 @@
 #include <string>
 
 #include "lockmgr/lock_manager.h"
+#include "oplog/log_writer.h"
 
 namespace mvkv::engine {
 
 struct EngineOptions {
-    /// Data directory. Accepted and recorded; the engine keeps its data in
-    /// memory until the oplog (write-ahead log) lands, so nothing is written
-    /// there yet. Empty, or inMemory, means no files at all.
+    /// Data directory. With a path (and inMemory false) every commit and
+    /// catalog change is appended to the oplog there and replayed by the
+    /// next open (engine/durable_log.h); empty, or inMemory, means no files.
     std::string path;
-    bool inMemory = true;
+    bool inMemory = false;
+    /// How durable an acknowledged commit is on a data directory: fsync
+    /// (survives the machine; the default), write (survives the process)
+    /// or none (left to the OS and the log's buffer).
+    oplog::SyncMode syncMode = oplog::SyncMode::kFsync;
 
     /// Limits on what one write may carry; larger is InvalidArgument.
     size_t maxKeyBytes = 4 * 1024;

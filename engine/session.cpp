@@ -9,6 +9,7 @@
 
 #include "engine/cursor.h"
 #include "engine/engine.h"
+#include "engine/durable_log.h"
 #include "engine/key_slot.h"
 #include "engine/visible_value.h"
 #include "engine/operation_context.h"
@@ -158,7 +159,10 @@ Status Session::createCollection(std::string_view ns) {
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
-    return engine_.catalog_.create(parsed.value()).status();
+    Status created = engine_.catalog_.create(parsed.value()).status();
+    if (created.ok())
+        created = logCommand(ns, "create");
+    return created;
 }
 
 Status Session::dropCollection(std::string_view ns) {
@@ -171,7 +175,10 @@ Status Session::dropCollection(std::string_view ns) {
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
-    return engine_.catalog_.drop(parsed.value());
+    Status dropped = engine_.catalog_.drop(parsed.value());
+    if (dropped.ok())
+        dropped = logCommand(ns, "drop");
+    return dropped;
 }
 
 Status Session::dropDatabase(std::string_view db) {
@@ -183,7 +190,10 @@ Status Session::dropDatabase(std::string_view db) {
     lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
     if (!lock.status().ok())
         return lock.status();
-    return engine_.catalog_.dropDatabase(db).status();
+    Status dropped = engine_.catalog_.dropDatabase(db).status();
+    if (dropped.ok())
+        dropped = logCommand(db, "dropDatabase");
+    return dropped;
 }
 
 // --- transactions ---
@@ -259,8 +269,11 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
 Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
     measureCommit();
     Status s = engine_.txns_.commit(txn_, commitTs);
-    if (s.ok())
+    if (s.ok()) {
         applyCommitCounts();
+        if (engine_.log_)
+            s = logCommitted();
+    }
     pending_.clear();
     return s;
 }
@@ -277,6 +290,42 @@ void Session::endExplicit() {
         txnLocks_.pop_back();  // newest first
     txnLockModes_.clear();
     txnCollections_.clear();
+}
+
+Status Session::logCommitted() {
+    const auto& writes = txn_.writes();
+    if (writes.empty())
+        return Status::OK();
+    std::vector<oplog::OplogEntry> entries;
+    entries.reserve(writes.size());
+    for (size_t i = 0; i < writes.size(); ++i) {
+        const mvcc::Update* u = writes[i].update;
+        oplog::OplogEntry e;
+        e.ts = txn_.commitTs();
+        e.txnId = txn_.id();
+        e.op = u->isTombstone() ? oplog::OpType::kDelete : static_cast<oplog::OpType>(pending_[i].op);
+        e.ns = pending_[i].collection->ns().ns();
+        e.key = pending_[i].key;
+        if (!u->isTombstone())
+            e.value.assign(u->value());
+        entries.push_back(std::move(e));
+    }
+    Status s = engine_.log_->append(entries);
+    if (!s.ok())
+        return Status(s.code(), "the transaction committed but its oplog record was not written: " +
+                                    s.message());
+    return s;
+}
+
+Status Session::logCommand(std::string_view ns, std::string_view command) {
+    if (!engine_.log_)
+        return Status::OK();
+    oplog::OplogEntry e;
+    e.ts = engine_.txns_.timestamps().clock;
+    e.op = oplog::OpType::kCommand;
+    e.ns.assign(ns);
+    e.value.assign(command);
+    return engine_.log_->append({e});
 }
 
 void Session::applyCommitCounts() {
@@ -409,8 +458,15 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     if (s.code() == StatusCode::kWriteConflict)
         return Status::WriteConflict(
             fmt::format("{} key '{}': {}", coll.ns().ns(), printable(key), s.message()));
-    if (s.ok())
-        pending_.push_back({&coll, static_cast<uint32_t>(key.size())});
+    if (s.ok()) {
+        PendingWrite& p = pending_.emplace_back();
+        p.collection = &coll;
+        p.keyBytes = static_cast<uint32_t>(key.size());
+        if (engine_.log_) {
+            p.key.assign(key);
+            p.op = op == WriteOp::kInsert ? 'i' : op == WriteOp::kRemove ? 'd' : 'u';
+        }
+    }
     return s;
 }
 

@@ -125,11 +125,19 @@ class Session {
     friend class OperationContext;
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
     struct PendingWrite {
-        Collection* collection;
-        uint32_t keyBytes;
+        Collection* collection = nullptr;
+        uint32_t keyBytes = 0;
         int64_t keysDelta = 0;  // set by measureCommit()
         int64_t bytesDelta = 0;
+        std::string key;  // only when the engine has a log
+        char op = 'u';    // the oplog's op: 'i' insert, 'u' put/update, 'd' remove
     };
+    /// A durable engine: logs the committed transaction's writes (after
+    /// commit, before it is acknowledged); an error is returned to the
+    /// committer (the data is committed in memory but may not survive).
+    Status logCommitted();
+    /// A durable engine: logs a catalog command.
+    Status logCommand(std::string_view ns, std::string_view command);
     struct HeldLock {
         std::string ns;
         lockmgr::LockMode mode;
