@@ -371,7 +371,6 @@ historystore::HistoryStore::Reader& Session::historyReader() {
 }
 
 Status Session::read(Collection& coll, std::string_view key, std::string* out) {
-    auto guard = engine_.epochs_.pin();
     std::string_view v;
     if (readVisibleValue(
             coll.newestVersion(key), txn_, engine_.history_,
@@ -393,11 +392,12 @@ Status Session::get(std::string_view ns, std::string_view key, std::string* valu
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
         return s;
+    // One pin for the whole read; for an implicit one it also covers the
+    // snapshot, so the reader may stay off the active list
+    // (BeginOptions::unregistered).
+    auto pin = engine_.epochs_.pin();
     if (explicit_)
         return read(op.collection(), key, value);
-    // One pin over the snapshot and the read: the implicit reader stays off
-    // the active list (BeginOptions::unregistered).
-    auto pin = engine_.epochs_.pin();
     if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
         return b;
     Status result = read(op.collection(), key, value);
@@ -427,7 +427,6 @@ Status Session::remove(std::string_view ns, std::string_view key) {
 
 Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
                            std::string_view value) {
-    auto guard = engine_.epochs_.pin();
     bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
     KeySlot slot(coll.tree(), key);
     auto notFound = [&] {
@@ -485,7 +484,9 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     Collection& coll = opCtx.collection();
     auto& txns = engine_.txns_;
     if (explicit_) {
+        auto pin = engine_.epochs_.pin();
         Status s = applyWrite(op, coll, key, value);
+        pin.release();
         if (s.code() == StatusCode::kWriteConflict) {
             txns.noteWriteConflict();
             lastOpWriteConflicts_ = 1;

@@ -169,7 +169,8 @@ class Session {
     void dropStaleCache();
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
-    /// One attempt of a write inside txn_.
+    /// One attempt of a write inside txn_. The caller pins the engine's
+    /// EpochManager around the call.
     Status applyWrite(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
     /// Commits txn_ and updates the collections' accounting.
     Status commitTxn(std::optional<mvcc::Timestamp> commitTs);
@@ -180,6 +181,7 @@ class Session {
     void measureCommit();
     void applyCommitCounts();
     void endExplicit();
+    /// The caller pins the engine's EpochManager around the call.
     Status read(Collection& coll, std::string_view key, std::string* out);
 
     Engine& engine_;

@@ -28,13 +28,6 @@ void appendKeyPrefix(std::string& out, uint32_t collection, std::string_view key
     out.push_back('\x01');
 }
 
-std::string keyPrefix(uint32_t collection, std::string_view key) {
-    std::string out;
-    out.reserve(4 + key.size() + 2 + 16);
-    appendKeyPrefix(out, collection, key);
-    return out;
-}
-
 bool startsWith(std::string_view s, std::string_view prefix) {
     return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
 }
@@ -73,7 +66,9 @@ void HistoryStore::insert(uint32_t collection, std::string_view key, const mvcc:
     HistoryEntry header{version.txnId(), version.startTs(), version.durableTs(), stop.txnId(),
                         stop.startTs(),  0,                 version.isTombstone()};
     HistoryEntry* entry = HistoryEntry::make(header, version.value());
-    std::string k = keyPrefix(collection, key);
+    std::string k;
+    k.reserve(4 + key.size() + 2 + 16);
+    appendKeyPrefix(k, collection, key);
     appendBigEndian(k, version.startTs(), 8);
     appendBigEndian(k, counter_.fetch_add(1, std::memory_order_relaxed), 8);
     tree_.insertIfAbsent(k, entry);  // the counter makes the key unique
@@ -105,17 +100,6 @@ const HistoryEntry* HistoryStore::findVisible(Reader& reader, uint32_t collectio
             return entry;
     }
     return nullptr;
-}
-
-void HistoryStore::forEachVersion(uint32_t collection, std::string_view key,
-                                  const std::function<void(const HistoryEntry&)>& fn) const {
-    std::string prefix = keyPrefix(collection, key);
-    std::string target = prefix + std::string(16, '\xff');
-    BTree::Cursor c(tree_);
-    for (c.seekForPrev(target); c.valid() && startsWith(c.key(), prefix); c.prev()) {
-        if (const auto* entry = static_cast<const HistoryEntry*>(c.value()))
-            fn(*entry);
-    }
 }
 
 size_t HistoryStore::discardObsolete(const mvcc::Horizon& horizon,

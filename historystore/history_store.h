@@ -66,11 +66,6 @@ class HistoryStore {
     const HistoryEntry* findVisible(Reader& reader, uint32_t collection, std::string_view key,
                                     const mvcc::Transaction& txn) const;
 
-    /// Calls fn for every entry of (collection, key), newest first. The
-    /// caller pins the EpochManager.
-    void forEachVersion(uint32_t collection, std::string_view key,
-                        const std::function<void(const HistoryEntry&)>& fn) const;
-
     /// Removes the entries no reader can need: those whose replacing version
     /// is visible to all under `horizon`, and those of collections for which
     /// `dropped(collection id)` is true. Returns how many it removed.

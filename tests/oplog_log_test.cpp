@@ -225,7 +225,9 @@ TEST_CASE("oplog log: concurrent appenders share writes and syncs and lose nothi
     CHECK(failed.load() == 0);
     LogWriter::Stats st = w->stats();
     CHECK(st.records == kThreads * kPerThread);
-    CHECK(st.syncs <= st.batches + 1);
+    // A sync only ever serves an fsync record (or close()): never more
+    // syncs than those, and group commit may share one among several.
+    CHECK(st.syncs <= uint64_t(kThreads * (kPerThread / 3)) + 1);
     Scanned s = scan(dir.path);
     CHECK_FALSE(s.tail.cut);
     REQUIRE(s.payloads.size() == size_t(kThreads * kPerThread));
