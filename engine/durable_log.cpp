@@ -74,7 +74,7 @@ Status checkOrWriteMarker(const std::string& dir) {
 }  // namespace
 
 StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
-                                                         oplog::SyncMode mode, Recovered* out) {
+                                                         Recovered* out) {
     *out = Recovered{};
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -92,26 +92,29 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
                 "{} is in use by another mvkv engine (its lock file {} is held)", dir, lockPath));
         return Status::IOError(fmt::format("lock {}: {}", lockPath, std::strerror(err)));
     }
-    std::unique_ptr<DurableLog> log(new DurableLog(lockFd, mode));
+    std::unique_ptr<DurableLog> log(new DurableLog(dir, lockFd));
     if (Status s = checkOrWriteMarker(dir); !s.ok())
         return s;
     // Every good record, then the cut of whatever follows the first bad one.
     Status decodeError;
-    std::vector<oplog::OplogEntry> batch;
     Status scanned = oplog::scanLog(
         dir,
         [&](uint64_t segment, uint64_t offset, std::string_view payload) {
             if (!decodeError.ok())
                 return;
-            Status d = oplog::decodeEntries(payload, &batch);
-            if (!d.ok()) {
-                decodeError = Status::Corruption(fmt::format(
-                    "{}: segment {} offset {}: {}", dir, segment, offset, d.message()));
+            Record r;
+            Status d = oplog::decodeEntries(payload, &r.entries);
+            if (!d.ok() || r.entries.empty()) {
+                decodeError = Status::Corruption(
+                    fmt::format("{}: segment {} offset {}: {}", dir, segment, offset,
+                                d.ok() ? "a record with no entries" : d.message()));
                 return;
             }
-            ++out->records;
-            for (oplog::OplogEntry& e : batch)
-                out->entries.push_back(std::move(e));
+            r.where = {r.entries.front().ts, segment, offset,
+                       static_cast<uint32_t>(payload.size()),
+                       static_cast<uint32_t>(r.entries.size())};
+            out->entries += r.entries.size();
+            out->records.push_back(std::move(r));
         },
         &out->tail);
     if (!scanned.ok())
@@ -120,30 +123,31 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
         return decodeError;
     if (Status s = oplog::cutLogTail(dir, out->tail); !s.ok())
         return s;
-    // Commits were appended after they committed, so log order is not quite
-    // timestamp order; one key's versions keep their order (stable sort).
-    std::stable_sort(out->entries.begin(), out->entries.end(),
-                     [](const oplog::OplogEntry& a, const oplog::OplogEntry& b) {
-                         return a.ts < b.ts;
-                     });
-    auto writer = oplog::LogWriter::create({dir}, out->tail.lastSegment + 1);
-    if (!writer.ok())
-        return writer.status();
-    log->writer_ = std::move(writer).value();
+    log->nextSegment_ = out->tail.lastSegment + 1;
     return log;
 }
 
+Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& recovered,
+                              std::function<mvcc::Timestamp()> noHolesPoint) {
+    options.dir = dir_;
+    std::vector<oplog::ExistingRecord> existing;
+    existing.reserve(recovered.records.size());
+    for (const Record& r : recovered.records)
+        existing.push_back(r.where);
+    auto started =
+        oplog::Oplog::open(std::move(options), existing, nextSegment_, std::move(noHolesPoint));
+    if (!started.ok())
+        return started.status();
+    oplog_ = std::move(started).value();
+    return Status::OK();
+}
+
 DurableLog::~DurableLog() {
-    if (writer_)
-        writer_->close().ignore();
+    oplog_.reset();
     if (lockFd_ >= 0) {
         ::flock(lockFd_, LOCK_UN);
         ::close(lockFd_);
     }
-}
-
-Status DurableLog::append(const std::vector<oplog::OplogEntry>& entries) {
-    return writer_->append(oplog::encodeEntries(entries), mode_);
 }
 
 }  // namespace mvkv::engine

@@ -38,22 +38,45 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             "chainSweepBound {} is out of range; use 0 (off) or 1..254", options.chainSweepBound));
     if (options.locks.readTickets < 0 || options.locks.writeTickets < 0)
         return Status::InvalidArgument("ticket counts must not be negative");
+    if (options.oplogCapBytes == 0)
+        return Status::InvalidArgument("oplogCapBytes must be at least 1");
+    if (options.oplogSegmentBytes < 4096)
+        return Status::InvalidArgument(fmt::format(
+            "oplogSegmentBytes {} is too small; use at least 4096", options.oplogSegmentBytes));
+    if (options.checkpointInterval.count() < 0)
+        return Status::InvalidArgument("checkpointInterval must not be negative");
     std::unique_ptr<Engine> engine(new Engine(std::move(options)));
     const EngineOptions& o = engine->options_;
     if (o.path.empty() || o.inMemory)
         return engine;
     auto start = std::chrono::steady_clock::now();
     DurableLog::Recovered recovered;
-    auto log = DurableLog::open(o.path, o.syncMode, &recovered);
+    auto log = DurableLog::open(o.path, &recovered);
     if (!log.ok())
         return log.status();
-    if (Status s = engine->replay(recovered.entries); !s.ok())
+    engine->log_ = std::move(log).value();
+    engine->checkpointer_ = std::make_unique<Checkpointer>(*engine);
+    LoadedCheckpoint checkpoint;
+    if (Status s = engine->checkpointer_->load(&checkpoint); !s.ok())
+        return s;
+    if (Status s = engine->replay(recovered, checkpoint); !s.ok())
         return Status(s.code(), fmt::format("replaying the oplog of {}: {}", o.path, s.message()));
-    engine->log_ = std::move(log).value();  // from here on commits are logged
+    mvcc::TransactionManager& txns = engine->txns_;
+    if (Status s = engine->log_->startOplog(
+            {o.path, o.syncMode, o.oplogSegmentBytes, o.oplogCapBytes}, recovered,
+            [&txns] { return txns.allDurable(); });
+        !s.ok())
+        return s;
+    engine->logging_ = true;  // from here on commits are logged
     RecoveryStats& r = engine->recovery_;
     r.durable = true;
-    r.recordsReplayed = recovered.records;
-    r.entriesReplayed = recovered.entries.size();
+    r.checkpointLoaded = checkpoint.loaded;
+    r.checkpointNumber = checkpoint.number;
+    r.checkpointTs = checkpoint.ts;
+    r.checkpointEntries = checkpoint.entries;
+    r.checkpointsSkipped = checkpoint.skipped;
+    r.checkpointSkipReason = checkpoint.skippedReason;
+    r.recordsInLog = recovered.records.size();
     r.tailCut = recovered.tail.cut;
     r.cutSegment = recovered.tail.segment;
     r.cutOffset = recovered.tail.offset;
@@ -66,39 +89,85 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         fmt::print(stderr,
                    "mvkv: {}: cut the oplog at segment {} offset {} ({} bytes): {}\n", o.path,
                    r.cutSegment, r.cutOffset, r.cutBytes, r.cutReason);
+    engine->checkpointer_->start(o.checkpointInterval);
     return engine;
 }
 
-Status Engine::replay(const std::vector<oplog::OplogEntry>& entries) {
+namespace {
+
+bool isDrop(const oplog::OplogEntry& e) {
+    return e.op == oplog::OpType::kCommand && (e.value == "drop" || e.value == "dropDatabase");
+}
+
+// True when `ns` ("db.coll") is the target of drop command `e`, or in its database.
+bool dropHits(const oplog::OplogEntry& e, std::string_view ns) {
+    if (e.value == "drop")
+        return e.ns == ns;
+    return ns.size() > e.ns.size() && ns.compare(0, e.ns.size(), e.ns) == 0 && ns[e.ns.size()] == '.';
+}
+
+}  // namespace
+
+Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint) {
+    const auto& records = recovered.records;
+    // Records logged before the checkpoint began are in it, unless newer
+    // than its timestamp; of those, a write to a collection that a later
+    // record (still before that point) dropped belongs to the dropped one.
+    std::vector<bool> apply(records.size(), true);
+    if (checkpoint.loaded) {
+        auto before = [&](const oplog::ExistingRecord& w) {
+            return w.segment < checkpoint.logEnd.segment ||
+                   (w.segment == checkpoint.logEnd.segment && w.offset < checkpoint.logEnd.offset);
+        };
+        std::vector<const oplog::OplogEntry*> laterDrops;
+        for (size_t i = records.size(); i-- > 0;) {
+            const DurableLog::Record& r = records[i];
+            if (!before(r.where))
+                continue;
+            const oplog::OplogEntry& first = r.entries.front();
+            if (first.op == oplog::OpType::kCommand) {
+                apply[i] = false;  // the checkpoint's catalog has it
+                if (isDrop(first))
+                    laterDrops.push_back(&first);
+                continue;
+            }
+            bool dropped = false;
+            for (const oplog::OplogEntry* d : laterDrops)
+                dropped = dropped || dropHits(*d, first.ns);
+            apply[i] = first.ts > checkpoint.ts && !dropped;
+        }
+    }
     auto session = openSession();
-    size_t i = 0;
-    while (i < entries.size()) {
-        const oplog::OplogEntry& e = entries[i];
+    for (size_t i = 0; i < records.size(); ++i) {
+        if (!apply[i])
+            continue;
+        const std::vector<oplog::OplogEntry>& entries = records[i].entries;
+        const oplog::OplogEntry& e = entries.front();
+        ++recovery_.recordsReplayed;
+        recovery_.entriesReplayed += entries.size();
         if (e.op == oplog::OpType::kCommand) {
+            // Commands replay idempotently: the checkpoint's catalog may
+            // already hold what a command logged just after it began did.
             Status s;
-            if (e.value == "create")
+            if (e.value == "create") {
                 s = session->createCollection(e.ns);
-            else if (e.value == "drop")
-                s = session->dropCollection(e.ns);
-            else if (e.value == "dropDatabase")
-                s = session->dropDatabase(e.ns);
-            else
+                if (s.code() == StatusCode::kNamespaceExists)
+                    s = Status::OK();
+            } else if (e.value == "drop" || e.value == "dropDatabase") {
+                s = e.value == "drop" ? session->dropCollection(e.ns) : session->dropDatabase(e.ns);
+                if (s.code() == StatusCode::kNamespaceNotFound)
+                    s = Status::OK();
+            } else {
                 s = Status::Corruption(fmt::format("unknown oplog command '{}'", e.value));
+            }
             if (!s.ok())
                 return s;
-            ++i;
             continue;
         }
-        // One transaction: the entries that share its id, applied at its
-        // commit timestamp.
-        size_t end = i;
-        while (end < entries.size() && entries[end].op != oplog::OpType::kCommand &&
-               entries[end].txnId == e.txnId)
-            ++end;
+        // One transaction, applied at its commit timestamp.
         if (Status s = session->begin(); !s.ok())
             return s;
-        for (size_t j = i; j < end; ++j) {
-            const oplog::OplogEntry& w = entries[j];
+        for (const oplog::OplogEntry& w : entries) {
             Status s = w.op == oplog::OpType::kDelete ? session->remove(w.ns, w.key)
                                                       : session->put(w.ns, w.key, w.value);
             if (s.code() == StatusCode::kNotFound && w.op == oplog::OpType::kDelete)
@@ -110,7 +179,6 @@ Status Engine::replay(const std::vector<oplog::OplogEntry>& entries) {
         }
         if (Status s = session->commit(e.ts); !s.ok())
             return s;
-        i = end;
     }
     return Status::OK();
 }
@@ -125,8 +193,28 @@ Engine::Engine(EngineOptions options)
 }
 
 Engine::~Engine() {
+    if (checkpointer_)
+        checkpointer_->stop();  // its sessions end before the check below
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");
+    checkpointer_.reset();
     log_.reset();  // written and synced, lock released, before the rest goes
+}
+
+Status Engine::checkpoint() {
+    if (!checkpointer_)
+        return Status::IllegalOperation("an in-memory engine has no checkpoints; open one on a path");
+    return checkpointer_->checkpoint();
+}
+
+oplog::Oplog* Engine::oplog() {
+    return logging_ ? &log_->oplog() : nullptr;
+}
+
+StatusWith<std::unique_ptr<oplog::OplogCursor>> Engine::openOplogCursor(
+    oplog::OplogCursorOptions options) {
+    if (!logging_)
+        return Status::IllegalOperation("an in-memory engine has no oplog; open one on a path");
+    return std::make_unique<oplog::OplogCursor>(log_->oplog(), std::move(options));
 }
 
 std::unique_ptr<Session> Engine::openSession() {

@@ -17,10 +17,13 @@
 #include <string>
 
 #include "engine/catalog.h"
+#include "engine/checkpointer.h"
+#include "engine/durable_log.h"
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
 #include "engine/history_sweeper.h"
 #include "historystore/history_store.h"
+#include "oplog/oplog_cursor.h"
 #include "oplog/oplog_entry.h"
 #include "lockmgr/lock_manager.h"
 #include "mvcc/txn_manager.h"
@@ -30,12 +33,18 @@
 namespace mvkv::engine {
 
 class Session;
-class DurableLog;
 
 /// What opening a data directory found (zeros for an in-memory engine).
 struct RecoveryStats {
     bool durable = false;
-    uint64_t recordsReplayed = 0;  // log records (transactions and commands)
+    bool checkpointLoaded = false;
+    uint64_t checkpointNumber = 0;
+    mvcc::Timestamp checkpointTs = mvcc::kNoTimestamp;
+    uint64_t checkpointEntries = 0;
+    uint64_t checkpointsSkipped = 0;  // newer ones found corrupt
+    std::string checkpointSkipReason;
+    uint64_t recordsInLog = 0;     // good records found in the oplog
+    uint64_t recordsReplayed = 0;  // of those, applied (the rest the checkpoint held)
     uint64_t entriesReplayed = 0;
     bool tailCut = false;  // a torn or corrupt tail was cut
     uint64_t cutSegment = 0;
@@ -55,6 +64,18 @@ class Engine {
     Engine& operator=(const Engine&) = delete;
 
     std::unique_ptr<Session> openSession();
+
+    /// Writes a checkpoint now (docs/oplog.md): every collection as of the
+    /// stable timestamp (all_durable when none is set; never past it), then
+    /// drops old checkpoints and caps the oplog. IllegalOperation in
+    /// memory; Busy when no checkpoint timestamp can be taken now.
+    Status checkpoint();
+    /// A durable engine's oplog (null in memory): its stats and visibility.
+    oplog::Oplog* oplog();
+    /// Reads the oplog from a timestamp (oplog/oplog_cursor.h).
+    /// IllegalOperation in memory.
+    StatusWith<std::unique_ptr<oplog::OplogCursor>> openOplogCursor(
+        oplog::OplogCursorOptions options);
 
     /// WiredTiger's set_timestamp / query_timestamp.
     Status setOldestTimestamp(mvcc::Timestamp ts) { return txns_.setOldest(ts); }
@@ -87,9 +108,11 @@ class Engine {
 
   private:
     explicit Engine(EngineOptions options);
-    /// Replays recovered oplog entries (timestamp order) through a session.
-    Status replay(const std::vector<oplog::OplogEntry>& entries);
+    /// Replays what the checkpoint does not hold of the recovered log, in
+    /// log order, through a session (docs/oplog.md, "Recovery").
+    Status replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint);
     friend class Session;
+    friend class Checkpointer;
     friend class Cursor;
     friend class OperationContext;
 
@@ -100,7 +123,9 @@ class Engine {
     Catalog catalog_;
     historystore::HistoryStore history_;
     HistorySweeper sweeper_;
-    std::unique_ptr<DurableLog> log_;  // null in memory; set once replay is done
+    std::unique_ptr<DurableLog> log_;  // null in memory
+    bool logging_ = false;             // commits are logged (from the end of recovery)
+    std::unique_ptr<Checkpointer> checkpointer_;  // null in memory
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
 };

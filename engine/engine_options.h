@@ -22,6 +22,17 @@ struct EngineOptions {
     /// or none (left to the OS and the log's buffer).
     oplog::SyncMode syncMode = oplog::SyncMode::kFsync;
 
+    /// The oplog on a data directory (docs/oplog.md): its cap (whole
+    /// segments beyond it are dropped once the oldest checkpoint kept no
+    /// longer needs them) and its segment size.
+    uint64_t oplogCapBytes = 1ull << 30;
+    uint64_t oplogSegmentBytes = 64ull << 20;
+    /// Checkpoints on a data directory: how often the background thread
+    /// writes one (0: only Engine::checkpoint()), and how many stay on disk
+    /// (the newest falls back to the older ones if it is found corrupt).
+    std::chrono::milliseconds checkpointInterval{60000};
+    size_t checkpointsKept = 2;
+
     /// Limits on what one write may carry; larger is InvalidArgument.
     size_t maxKeyBytes = 4 * 1024;
     size_t maxValueBytes = 16 * 1024 * 1024;

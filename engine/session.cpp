@@ -268,19 +268,35 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
 
 Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
     measureCommit();
-    Status s = engine_.txns_.commit(txn_, commitTs);
-    if (s.ok()) {
-        applyCommitCounts();
-        if (engine_.log_)
+    Status s;
+    if (!engine_.logging_) {
+        s = engine_.txns_.commit(txn_, commitTs);
+    } else {
+        // Logged before it is visible: prepare (timestamp fixed, all_durable
+        // held below it), append, then make it visible (docs/oplog.md).
+        auto prepared = engine_.txns_.prepareCommit(txn_, commitTs);
+        s = prepared.status();
+        if (s.ok() && prepared.value() != mvcc::kNoTimestamp) {
             s = logCommitted();
+            if (s.ok())
+                engine_.txns_.completeCommit(txn_);
+            else
+                engine_.txns_.abort(txn_);
+        }
+        engine_.log_->oplog().notifyCommit();  // also when a hole closed by rollback
     }
+    if (s.ok())
+        applyCommitCounts();
     pending_.clear();
     return s;
 }
 
 void Session::abortTxn() {
+    const bool heldTimestamp = txn_.commitTs() != mvcc::kNoTimestamp;
     engine_.txns_.abort(txn_);
     pending_.clear();
+    if (heldTimestamp && engine_.logging_)
+        engine_.log_->oplog().notifyCommit();  // its hole closed
 }
 
 void Session::endExplicit() {
@@ -294,8 +310,6 @@ void Session::endExplicit() {
 
 Status Session::logCommitted() {
     const auto& writes = txn_.writes();
-    if (writes.empty())
-        return Status::OK();
     std::vector<oplog::OplogEntry> entries;
     entries.reserve(writes.size());
     for (size_t i = 0; i < writes.size(); ++i) {
@@ -310,22 +324,50 @@ Status Session::logCommitted() {
             e.value.assign(u->value());
         entries.push_back(std::move(e));
     }
-    Status s = engine_.log_->append(entries);
+    // Writing the oplog is a write to the `local` database (seed 000).
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok())
+        return Status(local.status().code(),
+                      "the transaction was rolled back: its oplog entry could not be written: " +
+                          local.status().message());
+    Status s = engine_.log_->oplog().append(entries);
     if (!s.ok())
-        return Status(s.code(), "the transaction committed but its oplog record was not written: " +
+        return Status(s.code(), "the transaction was rolled back: its oplog record was not written: " +
                                     s.message());
     return s;
 }
 
 Status Session::logCommand(std::string_view ns, std::string_view command) {
-    if (!engine_.log_)
+    if (!engine_.logging_)
         return Status::OK();
+    // A timestamp in the commit order, held in all_durable until logged.
+    mvcc::Transaction cmd;
+    if (Status s = engine_.txns_.begin(cmd); !s.ok())
+        return s;
+    auto ts = engine_.txns_.reserveTimestamp(cmd);
+    if (!ts.ok()) {
+        engine_.txns_.abort(cmd);
+        return ts.status();
+    }
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok()) {
+        engine_.txns_.abort(cmd);
+        return Status(local.status().code(),
+                      fmt::format("{} {} was done but could not be logged: {}", command, ns,
+                                  local.status().message()));
+    }
     oplog::OplogEntry e;
-    e.ts = engine_.txns_.timestamps().clock;
+    e.ts = ts.value();
     e.op = oplog::OpType::kCommand;
     e.ns.assign(ns);
     e.value.assign(command);
-    return engine_.log_->append({e});
+    Status s = engine_.log_->oplog().append({e});
+    if (s.ok())
+        engine_.txns_.completeCommit(cmd);
+    else
+        engine_.txns_.abort(cmd);
+    engine_.log_->oplog().notifyCommit();
+    return s;
 }
 
 void Session::applyCommitCounts() {
@@ -461,7 +503,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         PendingWrite& p = pending_.emplace_back();
         p.collection = &coll;
         p.keyBytes = static_cast<uint32_t>(key.size());
-        if (engine_.log_) {
+        if (engine_.logging_) {
             p.key.assign(key);
             p.op = op == WriteOp::kInsert ? 'i' : op == WriteOp::kRemove ? 'd' : 'u';
         }

@@ -104,6 +104,7 @@ class Transaction {
     std::vector<WriteRecord> writes_;
     // Membership of the manager's active list (guarded by its mutex).
     bool linked_ = false;  // on the active list (short unregistered readers stay off it)
+    bool reserved_ = false;  // holds a timestamp from reserveTimestamp()
     Transaction* prevActive_ = nullptr;
     Transaction* nextActive_ = nullptr;
     uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader

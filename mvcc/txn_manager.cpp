@@ -112,6 +112,7 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.writes_.clear();
     txn.id_ = kNoTxnId;
     txn.commitTs_ = kNoTimestamp;
+    txn.reserved_ = false;
     if (readTs == kNoTimestamp && options.unregistered) {
         // The common case takes no lock: the published running ids are the
         // snapshot, and such a reader pins nothing by timestamp; the caller's
@@ -147,6 +148,10 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
 Status TransactionManager::checkCommitTsLocked(Timestamp ts) const {
     if (ts == kNoTimestamp)
         return Status::InvalidArgument("commit timestamp 0 is not a timestamp; use one > 0");
+    if (ts <= checkpointFloor_)
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} must be after the newest checkpoint's timestamp {}", ts,
+            checkpointFloor_));
     if (stable_ != kNoTimestamp && ts <= stable_)
         return Status::InvalidArgument(
             fmt::format("commit timestamp {} must be after the stable timestamp {}", ts, stable_));
@@ -225,7 +230,7 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
             publishRunningLocked();  // after its updates were marked: readers see both or neither
         // A read-only commit's timestamp wrote nothing: it must not move
         // all_durable (past the clock, ahead of commits still to come).
-        if (endState == TxnState::kCommitted && !txn.writes_.empty())
+        if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
             maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
     }
     countEnd(endState);
@@ -233,6 +238,16 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
 }
 
 Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> commitTs) {
+    auto prepared = prepareCommit(txn, commitTs);
+    if (!prepared.ok())
+        return prepared.status();
+    if (txn.active())
+        completeCommit(txn);
+    return Status::OK();
+}
+
+StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
+                                                        std::optional<Timestamp> commitTs) {
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: nothing to commit");
     if (commitTs && txn.hasReadTs() && *commitTs < txn.readTs()) {
@@ -262,7 +277,7 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
         // all_durable.
         if (commitTs)
             txn.commitTs_ = *commitTs;
-        return Status::OK();
+        return kNoTimestamp;
     }
 
     Timestamp ts = commitTs ? *commitTs : txn.commitTs_;
@@ -300,6 +315,11 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
             }
         }
     }
+    return ts;
+}
+
+void TransactionManager::completeCommit(Transaction& txn) {
+    const Timestamp ts = txn.commitTs_;
     // In write order: the history sweep relies on it. While this loop runs
     // it may find an earlier write of ours committed under a later one still
     // uncommitted, and cut below the earlier one only; in the other order it
@@ -308,7 +328,21 @@ Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> com
     for (const WriteRecord& w : txn.writes_)
         w.update->markCommitted(ts, ts);
     finish(txn, TxnState::kCommitted);
-    return Status::OK();
+}
+
+StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn) {
+    if (!txn.active())
+        return Status::IllegalOperation("no transaction is running: begin one first");
+    if (!txn.writes_.empty() || txn.commitTs_ != kNoTimestamp)
+        return Status::IllegalOperation("the transaction already writes or has a commit timestamp");
+    std::lock_guard lock(mutex_);
+    Timestamp ts = std::max({clock_, stable_, oldest_}) + 1;
+    clock_ = ts;
+    if (!txn.linked_)
+        linkActive(txn);
+    txn.commitTs_ = ts;
+    txn.reserved_ = true;
+    return ts;
 }
 
 void TransactionManager::abort(Transaction& txn) {
@@ -351,6 +385,33 @@ Status TransactionManager::setStable(Timestamp ts) {
     stable_ = ts;
     clock_ = std::max(clock_, ts);
     return Status::OK();
+}
+
+Timestamp TransactionManager::chooseCheckpointTimestamp() {
+    std::lock_guard lock(mutex_);
+    const Timestamp allDurable = allDurableLocked();
+    Timestamp ts = stable_ != kNoTimestamp ? std::min(stable_, allDurable) : allDurable;
+    if (ts < oldest_) {
+        // Nothing committed since oldest moved: reading at oldest reads the
+        // same, unless a running transaction holds a timestamp at or below it.
+        for (const Transaction* t = activeHead_; t; t = t->nextActive_)
+            if (t->commitTs_ != kNoTimestamp && t->commitTs_ <= oldest_)
+                return kNoTimestamp;
+        ts = oldest_;
+    }
+    checkpointFloor_ = std::max(checkpointFloor_, ts);
+    return ts;
+}
+
+void TransactionManager::raiseCheckpointFloor(Timestamp ts) {
+    std::lock_guard lock(mutex_);
+    checkpointFloor_ = std::max(checkpointFloor_, ts);
+    clock_ = std::max(clock_, ts);
+}
+
+Timestamp TransactionManager::allDurable() const {
+    std::lock_guard lock(mutex_);
+    return allDurableLocked();
 }
 
 Timestamp TransactionManager::allDurableLocked() const {

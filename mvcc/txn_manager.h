@@ -3,7 +3,8 @@
 // oldest / stable / all_durable (WiredTiger's names and rules).
 //
 // Timestamp rules (each refusal is InvalidArgument naming both numbers):
-// - a commit timestamp must be > stable, >= oldest, and >= the newest
+// - a commit timestamp must be > stable, > the newest checkpoint's timestamp
+//   (chooseCheckpointTimestamp), >= oldest, and >= the newest
 //   committed timestamp of every key the transaction wrote; a commit that
 //   breaks a rule rolls the transaction back and says so;
 // - a read timestamp below oldest is refused, or rounded up to oldest when the
@@ -102,6 +103,22 @@ class TransactionManager {
     /// the status says so. A read-only transaction needs no timestamp.
     Status commit(Transaction& txn, std::optional<Timestamp> commitTs = std::nullopt);
 
+    /// commit() in two steps, for a durable engine that logs in between:
+    /// prepareCommit checks every timestamp rule (rolling back on a broken
+    /// one, as commit does) and fixes the commit timestamp; the writes stay
+    /// invisible and conflicting, and all_durable stays below the timestamp,
+    /// until completeCommit makes them visible, which cannot fail. A
+    /// transaction that wrote nothing is committed by prepareCommit itself,
+    /// which then returns kNoTimestamp (nothing to log, nothing to complete).
+    StatusWith<Timestamp> prepareCommit(Transaction& txn,
+                                        std::optional<Timestamp> commitTs = std::nullopt);
+    void completeCommit(Transaction& txn);
+    /// For a write outside the MVCC tables (a catalog command) that must
+    /// take its place in timestamp order: gives the running transaction,
+    /// which has written nothing, the clock's next timestamp; all_durable
+    /// stays below it until completeCommit (or abort), and then moves past it.
+    StatusWith<Timestamp> reserveTimestamp(Transaction& txn);
+
     /// Rolls back: every update is marked aborted. No-op when not active.
     void abort(Transaction& txn);
 
@@ -126,6 +143,19 @@ class TransactionManager {
     Status setOldest(Timestamp ts);
     Status setStable(Timestamp ts);
     Timestamps timestamps() const;
+    /// For a checkpoint: the timestamp to write it at — stable (or, with no
+    /// stable timestamp, all_durable), but never past all_durable, so every
+    /// transaction at or below it has finished — and from now on a floor
+    /// for commit timestamps, as stable is (a later commit at or below it
+    /// would be missing from the checkpoint and from the log's replay after
+    /// it). kNoTimestamp when there is none to take: a running transaction
+    /// holds a timestamp at or below oldest.
+    Timestamp chooseCheckpointTimestamp();
+    /// Recovery: commit timestamps must from now on be after `ts`.
+    void raiseCheckpointFloor(Timestamp ts);
+    /// The no-holes point alone: every transaction with a commit timestamp
+    /// at or below it has finished (0 until a write commits).
+    Timestamp allDurable() const;
 
     /// Counters (begun, committed, ...) and the oldest reader.
     MvccStats stats() const;
@@ -163,6 +193,7 @@ class TransactionManager {
     Timestamp oldest_ = kNoTimestamp;
     Timestamp stable_ = kNoTimestamp;
     Timestamp maxCommitted_ = kNoTimestamp;  // newest commit ts of a finished txn
+    Timestamp checkpointFloor_ = kNoTimestamp;  // commits must be after it
 
     mutable EpochManager epochs_;
     std::atomic<const RunningIds*> running_{nullptr};

@@ -251,6 +251,26 @@ Status LogWriter::flush() {
     }
 }
 
+Status LogWriter::writePending() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        if (!error_.ok())
+            return error_;
+        if (written_ >= appended_)
+            return Status::OK();
+        if (!leading_) {
+            leadOneBatch(lock, false);
+            continue;
+        }
+        done_.wait(lock);
+    }
+}
+
+LogPosition LogWriter::end() const {
+    std::lock_guard lock(mutex_);
+    return {segment_, segmentSize_};
+}
+
 Status LogWriter::close() {
     Status s = flush();
     std::lock_guard lock(mutex_);

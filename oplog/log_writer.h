@@ -67,6 +67,12 @@ class LogWriter {
     Status append(std::string_view payload, SyncMode mode, LogPosition* where = nullptr);
     /// Writes and fdatasyncs everything appended so far.
     Status flush();
+    /// Writes (no sync) everything appended so far: what a reader of the
+    /// segment files needs from a kNone writer.
+    Status writePending();
+    /// Where the next record will start (a record that does not fit the
+    /// segment starts the next one, at its header's end).
+    LogPosition end() const;
     /// flush(), then closes the segment. Idempotent.
     Status close();
 

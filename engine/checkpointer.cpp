@@ -1,0 +1,232 @@
+#include "engine/checkpointer.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "engine/checkpoint_file.h"
+#include "engine/cursor.h"
+#include "engine/durable_log.h"
+#include "engine/engine.h"
+#include "engine/session.h"
+#include "oplog/log_format.h"
+
+namespace mvkv::engine {
+
+namespace {
+
+// Checkpoint entries loaded per transaction at open.
+constexpr size_t kLoadBatch = 4096;
+
+uint64_t microsSince(std::chrono::steady_clock::time_point start) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+}
+
+// The lowest log segment number in `dir` (0: none).
+uint64_t firstLogSegment(const std::string& dir) {
+    uint64_t first = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        uint64_t n = 0;
+        if (oplog::parseSegmentFileName(e.path().filename().string(), &n) && (first == 0 || n < first))
+            first = n;
+    }
+    return first;
+}
+
+}  // namespace
+
+Status Checkpointer::load(LoadedCheckpoint* out) {
+    *out = LoadedCheckpoint{};
+    const std::string& dir = engine_.options_.path;
+    auto listed = listCheckpoints(dir);
+    if (!listed.ok())
+        return listed.status();
+    CheckpointMeta meta;
+    const CheckpointFile* chosen = nullptr;
+    for (const CheckpointFile& f : listed.value()) {
+        Status v = verifyCheckpoint(f.path, &meta);
+        if (v.ok()) {
+            chosen = &f;
+            break;
+        }
+        ++out->skipped;
+        out->skippedReason = v.message();
+        fmt::print(stderr, "mvkv: {}: skipping checkpoint {}: {}\n", dir, f.path, v.message());
+    }
+    if (!listed.value().empty()) {
+        std::lock_guard lock(statsMutex_);
+        stats_.lastNumber = listed.value().front().number;  // new ones go after every old one
+    }
+    if (!chosen) {
+        // Without a checkpoint the whole log is replayed: it must all be there.
+        uint64_t first = firstLogSegment(dir);
+        if (!listed.value().empty() && first > 1)
+            return Status::Corruption(fmt::format(
+                "{}: no checkpoint is valid ({}) and the oplog starts at segment {}: what came "
+                "before it is gone, so the data cannot be recovered from this directory",
+                dir, out->skippedReason, first));
+        return Status::OK();
+    }
+    auto session = engine_.openSession();
+    for (const std::string& ns : meta.collections)
+        if (Status s = session->createCollection(ns); !s.ok())
+            return s;
+    size_t inBatch = 0;
+    Status loaded = readCheckpoint(
+        chosen->path, &meta,
+        [&](uint32_t coll, std::string_view key, std::string_view value) -> Status {
+            if (inBatch == 0)
+                if (Status s = session->begin(); !s.ok())
+                    return s;
+            if (Status s = session->put(meta.collections[coll], key, value); !s.ok())
+                return s;
+            if (++inBatch == kLoadBatch) {
+                inBatch = 0;
+                return session->commit(meta.ts);
+            }
+            return Status::OK();
+        });
+    if (loaded.ok() && inBatch > 0)
+        loaded = session->commit(meta.ts);
+    if (!loaded.ok()) {
+        if (session->inTransaction())
+            session->abort().ignore();
+        return Status(loaded.code(), fmt::format("loading checkpoint {}: {}", chosen->path,
+                                                 loaded.message()));
+    }
+    // History before the checkpoint is gone, and no commit may land at or
+    // below it (the log's replay takes only what is newer).
+    if (meta.ts != mvcc::kNoTimestamp) {
+        engine_.txns_.raiseCheckpointFloor(meta.ts);
+        if (Status s = engine_.txns_.setStable(meta.ts); !s.ok())
+            return s;
+        if (Status s = engine_.txns_.setOldest(meta.ts); !s.ok())
+            return s;
+    }
+    kept_.push_back({meta.ts, meta.logEnd});
+    out->loaded = true;
+    out->number = meta.number;
+    out->ts = meta.ts;
+    out->logEnd = meta.logEnd;
+    out->entries = meta.entries;
+    std::lock_guard lock(statsMutex_);
+    stats_.lastTs = meta.ts;
+    stats_.lastEntries = meta.entries;
+    stats_.lastBytes = meta.fileBytes;
+    return Status::OK();
+}
+
+Status Checkpointer::checkpoint() {
+    std::lock_guard one(runMutex_);
+    const auto start = std::chrono::steady_clock::now();
+    const std::string& dir = engine_.options_.path;
+    oplog::Oplog& oplog = engine_.log_->oplog();
+    // The log position first, the timestamp second: a record logged before
+    // the position is finished or newer than the timestamp (docs/oplog.md).
+    CheckpointMeta meta;
+    meta.logEnd = oplog.end();
+    meta.ts = engine_.txns_.chooseCheckpointTimestamp();
+    uint64_t number;
+    {
+        std::lock_guard lock(statsMutex_);
+        number = stats_.lastNumber + 1;
+    }
+    meta.number = number;
+    auto fail = [&](Status s) {
+        std::lock_guard lock(statsMutex_);
+        ++stats_.failures;
+        stats_.lastError = s.message();
+        return s;
+    };
+    if (meta.ts == mvcc::kNoTimestamp && engine_.txns_.timestamps().oldest != mvcc::kNoTimestamp)
+        return fail(Status(StatusCode::kBusy,
+            "no checkpoint timestamp: a running transaction holds a commit timestamp at or "
+            "below oldest; commit or abort it and retry"));
+    auto collections = engine_.catalog_.all();
+    for (const auto& c : collections)
+        meta.collections.push_back(c->ns().ns());
+    auto writer = CheckpointWriter::create(dir, meta);
+    if (!writer.ok())
+        return fail(writer.status());
+    if (meta.ts != mvcc::kNoTimestamp) {
+        auto session = engine_.openSession();
+        if (Status s = session->begin({meta.ts, false}); !s.ok())
+            return fail(s);
+        for (uint32_t i = 0; i < meta.collections.size(); ++i) {
+            auto cursor = session->openCursor(meta.collections[i]);
+            if (cursor.status().code() == StatusCode::kNamespaceNotFound)
+                continue;  // dropped meanwhile: its drop is in the log after logEnd
+            if (!cursor.ok())
+                return fail(cursor.status());
+            Cursor& c = *cursor.value();
+            for (Status s = c.first(); c.valid(); s = c.next()) {
+                if (!s.ok())
+                    return fail(s);
+                if (Status a = writer.value()->add(i, c.key(), c.value()); !a.ok())
+                    return fail(a);
+            }
+        }
+        session->commit().ignore();
+    }
+    if (Status s = writer.value()->finish(); !s.ok())
+        return fail(s);
+    const uint64_t entries = writer.value()->entries();
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(writer.value()->path(), ec);
+    if (Status s = pruneCheckpoints(dir, engine_.options_.checkpointsKept); !s.ok())
+        return fail(s);
+    // Cap the oplog behind the oldest checkpoint kept: a corrupt newest one
+    // falls back to it, and its replay must find every record it needs.
+    kept_.push_back({meta.ts, meta.logEnd});
+    const size_t keep = std::max<size_t>(1, engine_.options_.checkpointsKept);
+    while (kept_.size() > keep)
+        kept_.pop_front();
+    if (kept_.size() == keep) {
+        if (Status t = oplog.truncate(kept_.front().logEnd, kept_.front().ts); !t.ok())
+            return fail(t);
+    }
+    std::lock_guard lock(statsMutex_);
+    ++stats_.count;
+    stats_.lastTs = meta.ts;
+    stats_.lastNumber = number;
+    stats_.lastEntries = entries;
+    stats_.lastBytes = bytes;
+    stats_.lastMicros = microsSince(start);
+    stats_.lastError.clear();
+    return Status::OK();
+}
+
+void Checkpointer::start(std::chrono::milliseconds interval) {
+    if (interval.count() <= 0)
+        return;
+    thread_ = std::thread([this, interval] { run(interval); });
+}
+
+void Checkpointer::stop() {
+    {
+        std::lock_guard lock(threadMutex_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void Checkpointer::run(std::chrono::milliseconds interval) {
+    std::unique_lock lock(threadMutex_);
+    while (!wake_.wait_for(lock, interval, [&] { return stop_; })) {
+        lock.unlock();
+        checkpoint().ignore();  // counted in stats (failures, lastError)
+        lock.lock();
+    }
+}
+
+CheckpointStats Checkpointer::stats() const {
+    std::lock_guard lock(statsMutex_);
+    return stats_;
+}
+
+}  // namespace mvkv::engine

@@ -1,0 +1,88 @@
+// Checkpointer: writes checkpoints of a durable engine — every collection as
+// of one timestamp (TransactionManager::chooseCheckpointTimestamp: stable,
+// never past all_durable) — on demand and from a background thread, keeps
+// the newest few, and caps the oplog behind the oldest one kept. It also
+// loads the newest valid checkpoint at open. File format and crash safety:
+// engine/checkpoint_file.h; the recovery argument: docs/oplog.md.
+//
+// Thread safety: checkpoint() from any thread (one runs at a time); the
+// background thread is stopped by stop() or the destructor, which the
+// engine calls before anything the checkpoint reads goes away.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "mvcc/timestamp.h"
+#include "oplog/log_writer.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+class Engine;
+
+struct CheckpointStats {
+    uint64_t count = 0;  // written since open
+    uint64_t failures = 0;
+    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;  // newest on disk (also one loaded at open)
+    uint64_t lastNumber = 0;
+    uint64_t lastEntries = 0;
+    uint64_t lastBytes = 0;
+    uint64_t lastMicros = 0;  // how long the newest one written took
+    std::string lastError;
+};
+
+/// What open() loaded.
+struct LoadedCheckpoint {
+    bool loaded = false;
+    uint64_t number = 0;
+    mvcc::Timestamp ts = mvcc::kNoTimestamp;
+    oplog::LogPosition logEnd;
+    uint64_t entries = 0;
+    uint64_t skipped = 0;  // newer checkpoints that were corrupt
+    std::string skippedReason;
+};
+
+class Checkpointer {
+  public:
+    explicit Checkpointer(Engine& engine) : engine_(engine) {}
+    ~Checkpointer() { stop(); }
+    Checkpointer(const Checkpointer&) = delete;
+    Checkpointer& operator=(const Checkpointer&) = delete;
+
+    /// Loads the newest checkpoint whose every checksum holds into the
+    /// (empty) engine, falling back to older ones; none is fine. Corruption
+    /// when checkpoints exist, none is valid and the oplog no longer holds
+    /// everything from the start.
+    Status load(LoadedCheckpoint* out);
+    /// Writes one checkpoint now, then prunes old ones and caps the oplog.
+    Status checkpoint();
+    /// Starts the periodic thread (0: none).
+    void start(std::chrono::milliseconds interval);
+    void stop();
+    CheckpointStats stats() const;
+
+  private:
+    void run(std::chrono::milliseconds interval);
+
+    Engine& engine_;
+    std::mutex runMutex_;  // one checkpoint at a time; guards kept_
+    struct Kept {
+        mvcc::Timestamp ts;
+        oplog::LogPosition logEnd;
+    };
+    std::deque<Kept> kept_;  // checkpoints on disk this process knows valid, oldest first
+    mutable std::mutex statsMutex_;
+    CheckpointStats stats_;
+    std::mutex threadMutex_;
+    std::condition_variable wake_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+}  // namespace mvkv::engine

@@ -1,0 +1,163 @@
+// Oplog: the running oplog of a data directory — the LogWriter that appends
+// records, an index of every record in the live segments by (timestamp,
+// sequence), the visible timestamp (visibility_publisher.h), and capping.
+// Readers (oplog_cursor.h) find records through the index and read them back
+// from the segment files.
+//
+// Order: records are written in append order, which is not quite timestamp
+// order (a transaction can fix an early commit timestamp and log late). The
+// index orders them by timestamp, and the visible timestamp guarantees that
+// no record at or below it is still to come.
+//
+// Capping: whole segments only, oldest first, and only a segment that
+//   - is not the segment being written,
+//   - lies wholly before the oldest retained checkpoint's log position, and
+//     holds no entry newer than that checkpoint's timestamp (recovery never
+//     needs it), and
+//   - is older than the cap: the segments after it already hold capBytes.
+// A reader whose position a dropped record was after gets CappedPositionLost.
+//
+// Thread safety: every method from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "mvcc/timestamp.h"
+#include "oplog/log_writer.h"
+#include "oplog/oplog_entry.h"
+#include "oplog/visibility_publisher.h"
+#include "util/status.h"
+
+namespace mvkv::oplog {
+
+struct OplogOptions {
+    std::string dir;
+    SyncMode mode = SyncMode::kFsync;
+    uint64_t segmentBytes = 64ull << 20;
+    uint64_t capBytes = 1ull << 30;  // see "Capping" above
+};
+
+/// A record's place in timestamp order: equal timestamps (two transactions
+/// may share one) are ordered by the sequence the index gave them.
+struct RecordKey {
+    mvcc::Timestamp ts = mvcc::kNoTimestamp;
+    uint64_t seq = 0;
+    auto operator<=>(const RecordKey&) const = default;
+};
+
+/// One record of the index.
+struct RecordRef {
+    RecordKey key;
+    uint64_t segment = 0;
+    uint64_t offset = 0;   // of the record header
+    uint32_t length = 0;   // payload bytes
+    uint32_t entries = 0;  // oplog entries in it
+};
+
+/// A record recovery found in the segments (log order).
+struct ExistingRecord {
+    mvcc::Timestamp ts = mvcc::kNoTimestamp;
+    uint64_t segment = 0;
+    uint64_t offset = 0;
+    uint32_t length = 0;
+    uint32_t entries = 0;
+};
+
+struct OplogStats {
+    uint64_t entries = 0;  // in the live segments
+    uint64_t records = 0;
+    uint64_t bytes = 0;  // of the live segment files
+    mvcc::Timestamp firstTs = mvcc::kNoTimestamp;
+    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;
+    mvcc::Timestamp visibleTs = mvcc::kNoTimestamp;
+    uint64_t segments = 0;
+    uint64_t segmentsDropped = 0;
+    uint64_t batches = 0;  // group-commit writes since open
+    double meanBatch = 0;  // records per batch
+    uint64_t syncs = 0;
+    uint64_t visibilityPublications = 0;
+    uint64_t capBytes = 0;
+};
+
+class Oplog {
+  public:
+    /// Takes over `dir`'s log: `existing` are the records recovery found
+    /// (after the tail was cut); new records go to segment `nextSegment`.
+    /// `noHolesPoint` is the engine's all_durable.
+    static StatusWith<std::unique_ptr<Oplog>> open(OplogOptions options,
+                                                   const std::vector<ExistingRecord>& existing,
+                                                   uint64_t nextSegment,
+                                                   std::function<mvcc::Timestamp()> noHolesPoint);
+    ~Oplog();  // closes the writer (written and synced)
+    Oplog(const Oplog&) = delete;
+    Oplog& operator=(const Oplog&) = delete;
+
+    /// One transaction's (or one command's) entries, which share a
+    /// timestamp, as one record; returns once it is as durable as the sync
+    /// mode promises, and indexed. The caller's transaction must still hold
+    /// all_durable below the timestamp (TransactionManager::prepareCommit).
+    Status append(const std::vector<OplogEntry>& entries);
+    /// Where the next record will start.
+    LogPosition end() const { return writer_->end(); }
+    SyncMode syncMode() const { return options_.mode; }
+    const OplogOptions& options() const { return options_; }
+
+    // --- visibility ---
+    void notifyCommit() { visibility_.notify(); }
+    mvcc::Timestamp visibleTs() const { return visibility_.visible(); }
+    mvcc::Timestamp refreshVisibility() { return visibility_.refreshNow(); }
+    mvcc::Timestamp waitVisibleAfter(mvcc::Timestamp after,
+                                     std::chrono::steady_clock::time_point deadline) {
+        return visibility_.waitAfter(after, deadline);
+    }
+
+    // --- reading (oplog_cursor.h) ---
+    /// Up to `max` records after `pos` with a timestamp <= `upTo`, in order.
+    /// CappedPositionLost when a dropped record came after `pos`, unless
+    /// `fromStart` (a reader that starts at whatever is oldest).
+    Status recordsAfter(RecordKey pos, bool fromStart, mvcc::Timestamp upTo, size_t max,
+                        std::vector<RecordRef>* out) const;
+    /// The record's payload, read back from its segment (checksum checked).
+    Status readRecord(const RecordRef& ref, std::string* payload);
+
+    // --- capping ---
+    /// Drops what the rules above allow, for a checkpoint at `checkpointTs`
+    /// that began at log position `checkpointEnd` (the oldest one kept).
+    Status truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs);
+
+    OplogStats stats() const;
+
+  private:
+    struct Segment {
+        uint64_t bytes = 0;
+        mvcc::Timestamp maxTs = mvcc::kNoTimestamp;
+    };
+    class SegmentFiles;  // read handles, kept open while in use
+
+    explicit Oplog(OplogOptions options, std::function<mvcc::Timestamp()> noHolesPoint);
+    void indexLocked(RecordRef ref);
+
+    const OplogOptions options_;
+    std::unique_ptr<LogWriter> writer_;
+    std::unique_ptr<SegmentFiles> files_;
+    mutable std::shared_mutex mutex_;  // guards everything below
+    std::deque<RecordRef> index_;      // by key
+    std::map<uint64_t, Segment> segments_;
+    uint64_t nextSeq_ = 1;
+    uint64_t entries_ = 0;
+    RecordKey droppedThrough_;  // the newest key of a dropped record
+    uint64_t segmentsDropped_ = 0;
+    VisibilityPublisher visibility_;  // last: its thread stops first
+};
+
+}  // namespace mvkv::oplog
