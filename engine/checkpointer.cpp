@@ -54,7 +54,7 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
         }
         ++out->skipped;
         out->skippedReason = v.message();
-        fmt::print(stderr, "mvkv: {}: skipping checkpoint {}: {}\n", dir, f.path, v.message());
+        fmt::print(stderr, "mvkv: {}: skipping a corrupt checkpoint: {}\n", dir, v.message());
     }
     if (!listed.value().empty()) {
         std::lock_guard lock(statsMutex_);

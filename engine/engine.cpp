@@ -280,6 +280,11 @@ EngineStats Engine::stats() const {
     h.versionsFreed = sw.versionsFreed;
     h.keysRemoved = sw.keysRemoved;
     h.historyDiscarded = sw.historyDiscarded;
+    if (logging_) {
+        out.durable = true;
+        out.oplog = log_->oplog().stats();
+        out.checkpoint = checkpointer_->stats();
+    }
     return out;
 }
 
@@ -344,6 +349,47 @@ std::string Engine::statsJson() const {
                        {"treeBytes", c.treeBytes}};
     }
     j["collections"] = std::move(colls);
+    if (s.durable) {
+        const oplog::OplogStats& o = s.oplog;
+        j["oplog"] = {{"entries", o.entries},
+                      {"records", o.records},
+                      {"bytes", o.bytes},
+                      {"capBytes", o.capBytes},
+                      {"firstTimestamp", o.firstTs},
+                      {"lastTimestamp", o.lastTs},
+                      {"visibleTimestamp", o.visibleTs},
+                      {"segments", o.segments},
+                      {"segmentsDropped", o.segmentsDropped},
+                      {"syncMode", oplog::syncModeName(log_->oplog().syncMode())},
+                      {"groupCommit",
+                       {{"batches", o.batches}, {"meanBatch", o.meanBatch}, {"syncs", o.syncs}}},
+                      {"visibilityPublications", o.visibilityPublications}};
+        const CheckpointStats& c = s.checkpoint;
+        j["checkpoint"] = {{"count", c.count},
+                           {"failures", c.failures},
+                           {"lastTimestamp", c.lastTs},
+                           {"lastNumber", c.lastNumber},
+                           {"lastEntries", c.lastEntries},
+                           {"lastBytes", c.lastBytes},
+                           {"lastDurationMicros", c.lastMicros},
+                           {"lastError", c.lastError}};
+        const RecoveryStats& r = recovery_;
+        j["recovery"] = {{"micros", r.micros},
+                         {"checkpointLoaded", r.checkpointLoaded},
+                         {"checkpointNumber", r.checkpointNumber},
+                         {"checkpointTimestamp", r.checkpointTs},
+                         {"checkpointEntries", r.checkpointEntries},
+                         {"checkpointsSkipped", r.checkpointsSkipped},
+                         {"checkpointSkipReason", r.checkpointSkipReason},
+                         {"recordsInLog", r.recordsInLog},
+                         {"recordsReplayed", r.recordsReplayed},
+                         {"entriesReplayed", r.entriesReplayed},
+                         {"tailCut", r.tailCut},
+                         {"cutSegment", r.cutSegment},
+                         {"cutOffset", r.cutOffset},
+                         {"cutBytes", r.cutBytes},
+                         {"cutReason", r.cutReason}};
+    }
     j["sessions"] = s.sessions;
     j["locks"] = nlohmann::json::parse(lockManager_.serverStatusJson());
     return j.dump();

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/checkpointer.h"
 #include "mvcc/mvcc_stats.h"
+#include "oplog/oplog.h"
 #include "mvcc/txn_manager.h"
 
 namespace mvkv::engine {
@@ -59,6 +61,9 @@ struct EngineStats {
     uint64_t chainBytes = 0;  // memory held by update chains, every collection
     std::vector<CollectionStats> collections;
     uint64_t sessions = 0;
+    bool durable = false;        // the two below are zeros in memory
+    oplog::OplogStats oplog;
+    CheckpointStats checkpoint;
 };
 
 }  // namespace mvkv::engine

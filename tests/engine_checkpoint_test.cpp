@@ -1,0 +1,303 @@
+// Checkpoints and recovery from them (engine/checkpointer.h, docs/oplog.md):
+// a reopened engine loads the newest valid checkpoint and replays the log
+// after it; old snapshots read down to the checkpoint's timestamp; a corrupt
+// newest checkpoint falls back to the previous one; a crash in the middle of
+// a checkpoint loses nothing acknowledged.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "engine/checkpoint_file.h"
+#include "tests/engine_test_util.h"
+#include "tests/temp_dir.h"
+
+using namespace mvkv;
+using namespace mvkv::engine;
+using namespace mvkv::engine::testing;
+using mvkv::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+EngineOptions onDisk(const std::string& path, oplog::SyncMode mode = oplog::SyncMode::kWrite) {
+    EngineOptions o;
+    o.path = path;
+    o.syncMode = mode;
+    o.historySweepInterval = 0ms;
+    o.checkpointInterval = 0ms;
+    return o;
+}
+
+std::string readAt(Engine& e, std::string_view ns, std::string_view key, mvcc::Timestamp ts) {
+    auto s = e.openSession();
+    Status b = s->begin({ts, false});
+    if (!b.ok())
+        return "<" + std::string(statusCodeName(b.code())) + ">";
+    std::string v = getOr(*s, ns, key);
+    mustOk(s->commit());
+    return v;
+}
+
+void flipByte(const std::string& path, uint64_t offset) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x40);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(&c, 1);
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: reopen loads it and replays only what came after; old reads go down to it") {
+    TempDir dir("mvkv-checkpoint-test");
+    {
+        auto engine = openEngine(onDisk(dir.path));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("app.users"));
+        mustOk(s->begin());
+        mustOk(s->put("app.users", "alice", "a10"));
+        mustOk(s->put("app.users", "bob", "b10"));
+        mustOk(s->commit(10));
+        mustOk(s->begin());
+        mustOk(s->put("app.users", "alice", "a20"));
+        mustOk(s->remove("app.users", "bob"));
+        mustOk(s->commit(20));
+        mustOk(engine->setStableTimestamp(20));
+        mustOk(s->begin());
+        mustOk(s->put("app.users", "carol", "c30"));  // after stable: not in the checkpoint
+        mustOk(s->commit(30));
+        mustOk(engine->checkpoint());
+        CheckpointStats cs = engine->stats().checkpoint;
+        CHECK(cs.count == 1);
+        CHECK(cs.lastTs == 20);
+        CHECK(cs.lastEntries == 1);  // alice (bob was deleted at 20; carol is newer)
+        // A commit at or below the checkpoint's timestamp is refused from now on.
+        mustOk(s->begin());
+        mustOk(s->put("app.users", "x", "x"));
+        Status late = s->commit(20);
+        CHECK(late.code() == StatusCode::kInvalidArgument);
+        mustOk(s->begin());
+        mustOk(s->put("app.users", "dave", "d40"));
+        mustOk(s->commit(40));
+    }
+    auto engine = openEngine(onDisk(dir.path));
+    const RecoveryStats& r = engine->recovery();
+    CHECK(r.checkpointLoaded);
+    CHECK(r.checkpointTs == 20);
+    CHECK(r.checkpointEntries == 1);
+    CHECK(r.recordsReplayed == 2);  // carol at 30, dave at 40; the rest the checkpoint held
+    CHECK(r.recordsInLog > r.recordsReplayed);
+    auto s = engine->openSession();
+    CHECK(scanAll(*s, "app.users") == "alice=a20,carol=c30,dave=d40");
+    CHECK(readAt(*engine, "app.users", "carol", 20) == "<NotFound>");
+    CHECK(readAt(*engine, "app.users", "carol", 30) == "c30");
+    CHECK(readAt(*engine, "app.users", "dave", 30) == "<NotFound>");
+    CHECK(readAt(*engine, "app.users", "alice", 20) == "a20");
+    // Below the checkpoint the history is gone: refused, not silently empty.
+    CHECK(readAt(*engine, "app.users", "alice", 10) == "<InvalidArgument>");
+    CHECK(engine->timestamps().oldest == 20);
+    CHECK(engine->timestamps().stable == 20);
+}
+
+TEST_CASE("checkpoint: with no stable timestamp it is taken at all_durable") {
+    TempDir dir("mvkv-checkpoint-test");
+    {
+        auto engine = openEngine(onDisk(dir.path));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("db.c"));
+        for (int i = 0; i < 100; ++i)
+            mustOk(s->put("db.c", "k" + std::to_string(i), std::to_string(i)));
+        mustOk(engine->checkpoint());
+        CHECK(engine->stats().checkpoint.lastEntries == 100);
+        CHECK(engine->stats().checkpoint.lastTs == engine->timestamps().allDurable);
+        mustOk(s->put("db.c", "k0", "after"));
+    }
+    auto engine = openEngine(onDisk(dir.path));
+    CHECK(engine->recovery().checkpointEntries == 100);
+    CHECK(engine->recovery().recordsReplayed == 1);
+    auto s = engine->openSession();
+    CHECK(getOr(*s, "db.c", "k0") == "after");
+    CHECK(getOr(*s, "db.c", "k99") == "99");
+}
+
+TEST_CASE("checkpoint: a write to a collection dropped and re-created before the checkpoint stays dropped") {
+    TempDir dir("mvkv-checkpoint-test");
+    {
+        auto engine = openEngine(onDisk(dir.path));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("db.x"));
+        mustOk(s->put("db.x", "k0", "v0"));
+        mustOk(engine->setStableTimestamp(engine->timestamps().clock));
+        // Newer than stable, so logged before the checkpoint but not in it.
+        mustOk(s->put("db.x", "old", "of the dropped collection"));
+        mustOk(s->dropCollection("db.x"));
+        mustOk(s->createCollection("db.x"));
+        mustOk(s->put("db.x", "new", "of the new one"));
+        mustOk(engine->checkpoint());
+    }
+    auto engine = openEngine(onDisk(dir.path));
+    auto s = engine->openSession();
+    CHECK(scanAll(*s, "db.x") == "new=of the new one");
+}
+
+TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous one") {
+    TempDir dir("mvkv-checkpoint-test");
+    {
+        auto engine = openEngine(onDisk(dir.path));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("db.c"));
+        mustOk(s->put("db.c", "a", "1"));
+        mustOk(engine->checkpoint());
+        mustOk(s->put("db.c", "b", "2"));
+        mustOk(engine->checkpoint());
+        mustOk(s->put("db.c", "c", "3"));
+    }
+    auto listed = listCheckpoints(dir.path);
+    REQUIRE(listed.ok());
+    REQUIRE(listed.value().size() == 2);
+    const std::string newest = listed.value().front().path;
+    for (uint64_t offset : {uint64_t{30}, std::filesystem::file_size(newest) / 2,
+                            std::filesystem::file_size(newest) - 3}) {
+        CAPTURE(offset);
+        flipByte(newest, offset);
+        {
+            auto engine = openEngine(onDisk(dir.path));
+            const RecoveryStats& r = engine->recovery();
+            CHECK(r.checkpointsSkipped == 1);
+            CHECK(r.checkpointNumber == listed.value().back().number);
+            CHECK_FALSE(r.checkpointSkipReason.empty());
+            CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2,c=3");
+        }
+        flipByte(newest, offset);  // repaired: the newest is used again
+        auto engine = openEngine(onDisk(dir.path));
+        CHECK(engine->recovery().checkpointsSkipped == 0);
+        CHECK(engine->recovery().checkpointNumber == listed.value().front().number);
+    }
+    // Every checkpoint corrupt: the whole log is still there (nothing was
+    // capped), so recovery replays it from the start.
+    auto all = listCheckpoints(dir.path);
+    REQUIRE(all.ok());
+    for (const auto& f : all.value())
+        flipByte(f.path, 30);
+    auto engine = openEngine(onDisk(dir.path));
+    CHECK_FALSE(engine->recovery().checkpointLoaded);
+    CHECK(engine->recovery().checkpointsSkipped >= 2);
+    CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2,c=3");
+}
+
+TEST_CASE("checkpoint: every checkpoint corrupt after the oplog was capped is refused, clearly") {
+    TempDir dir("mvkv-checkpoint-test");
+    EngineOptions o = onDisk(dir.path);
+    o.oplogSegmentBytes = 4096;
+    o.oplogCapBytes = 8192;
+    o.checkpointsKept = 1;
+    {
+        auto engine = openEngine(o);
+        auto s = engine->openSession();
+        mustOk(s->createCollection("db.c"));
+        for (int i = 0; i < 300; ++i)
+            mustOk(s->put("db.c", "k" + std::to_string(i % 20), std::string(100, 'v')));
+        mustOk(engine->checkpoint());
+        REQUIRE(engine->oplog()->stats().segmentsDropped > 0);
+    }
+    auto all = listCheckpoints(dir.path);
+    REQUIRE(all.ok());
+    for (const auto& f : all.value())
+        flipByte(f.path, 30);
+    auto refused = Engine::open(o);
+    CHECK(refused.status().code() == StatusCode::kCorruption);
+    CHECK(refused.status().message().find("cannot be recovered") != std::string::npos);
+}
+
+TEST_CASE("checkpoint: SIGKILL during checkpoints loses no acknowledged commit") {
+    for (int seed = 1; seed <= 4; ++seed) {
+        CAPTURE(seed);
+        TempDir dir("mvkv-checkpoint-test");
+        int ack[2];
+        REQUIRE(pipe(ack) == 0);
+        pid_t child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            // Two writer threads commit pairs; a third checkpoints without
+            // pause (and so caps the small oplog), until the kill.
+            close(ack[0]);
+            EngineOptions o = onDisk(dir.path, oplog::SyncMode::kFsync);
+            o.oplogSegmentBytes = 8192;
+            o.oplogCapBytes = 16384;
+            auto opened = Engine::open(o);
+            if (!opened.ok())
+                _exit(2);
+            auto engine = std::move(opened).value();
+            if (!engine->openSession()->createCollection("db.c").ok())
+                _exit(3);
+            std::thread checkpoints([&] {
+                for (;;)
+                    if (!engine->checkpoint().ok())
+                        _exit(6);
+            });
+            auto writer = [&](int w) {
+                auto s = engine->openSession();
+                for (int i = 0;; ++i) {
+                    std::string n = std::to_string(w) + "-" + std::to_string(i);
+                    Status st = s->withTransaction([&](Session& t) {
+                        Status a = t.put("db.c", "a" + n, n);
+                        return a.ok() ? t.put("db.c", "b" + n, n) : a;
+                    });
+                    if (!st.ok())
+                        _exit(4);
+                    std::string line = n + "\n";
+                    if (write(ack[1], line.data(), line.size()) < 0)
+                        _exit(5);
+                }
+            };
+            std::thread w1(writer, 1);
+            writer(2);
+        }
+        close(ack[1]);
+        std::mt19937 rng(static_cast<unsigned>(seed));
+        const int target = 30 + static_cast<int>(rng() % 300);
+        std::vector<std::string> acked;
+        std::string buffered;
+        char buf[4096];
+        while (static_cast<int>(acked.size()) < target) {
+            ssize_t n = read(ack[0], buf, sizeof(buf));
+            REQUIRE(n > 0);
+            buffered.append(buf, size_t(n));
+            size_t nl;
+            while ((nl = buffered.find('\n')) != std::string::npos) {
+                acked.push_back(buffered.substr(0, nl));
+                buffered.erase(0, nl + 1);
+            }
+        }
+        kill(child, SIGKILL);
+        int status = 0;
+        waitpid(child, &status, 0);
+        close(ack[0]);
+        REQUIRE(WIFSIGNALED(status));
+        auto engine = openEngine(onDisk(dir.path));
+        auto s = engine->openSession();
+        for (const std::string& n : acked) {
+            CHECK_MESSAGE(getOr(*s, "db.c", "a" + n) == n, "acknowledged commit ", n, " lost");
+            CHECK(getOr(*s, "db.c", "b" + n) == n);
+        }
+        // No half transaction anywhere.
+        auto c = s->openCursor("db.c");
+        REQUIRE(c.ok());
+        size_t as = 0, bs = 0;
+        for (mustOk(c.value()->first()); c.value()->valid(); mustOk(c.value()->next()))
+            (c.value()->key()[0] == 'a' ? as : bs) += 1;
+        CHECK(as == bs);
+        c.value().reset();
+        mustOk(s->put("db.c", "after", "crash"));
+        mustOk(engine->checkpoint());
+    }
+}
