@@ -86,6 +86,7 @@ void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerBTreeWorkload(registry);
     registerHistoryWorkload(registry);
     registerOplogWorkload(registry);
+    registerRecoveryWorkload(registry);
 }
 
 }  // namespace mvkv::bench

@@ -128,6 +128,7 @@ void registerBTreeWorkload(WorkloadRegistry& registry);
 void registerHistoryWorkload(WorkloadRegistry& registry);
 /// The oplog's log writer: appends per second in each sync mode (group commit).
 void registerOplogWorkload(WorkloadRegistry& registry);
+void registerRecoveryWorkload(WorkloadRegistry& registry);
 /// fillseq ... longsnapshot on every engine (storage_workload.h).
 void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.

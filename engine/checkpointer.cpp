@@ -142,7 +142,7 @@ Status Checkpointer::checkpoint() {
         return s;
     };
     if (meta.ts == mvcc::kNoTimestamp && engine_.txns_.timestamps().oldest != mvcc::kNoTimestamp)
-        return fail(Status(StatusCode::kBusy,
+        return fail(Status::Busy(
             "no checkpoint timestamp: a running transaction holds a commit timestamp at or "
             "below oldest; commit or abort it and retry"));
     auto collections = engine_.catalog_.all();

@@ -67,6 +67,7 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             [&txns] { return txns.allDurable(); });
         !s.ok())
         return s;
+    engine->txns_.requireOrderedCommits();
     engine->logging_ = true;  // from here on commits are logged
     RecoveryStats& r = engine->recovery_;
     r.durable = true;

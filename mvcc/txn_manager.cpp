@@ -148,6 +148,15 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
 Status TransactionManager::checkCommitTsLocked(Timestamp ts) const {
     if (ts == kNoTimestamp)
         return Status::InvalidArgument("commit timestamp 0 is not a timestamp; use one > 0");
+    if (orderedCommits_) {
+        const Timestamp allDurable = allDurableLocked();
+        if (ts < allDurable)
+            return Status::InvalidArgument(fmt::format(
+                "commit timestamp {} is behind the no-holes point {}: on a durable engine a "
+                "transaction commits at or after every finished one (oplog readers may have "
+                "read past {} already); use a newer timestamp",
+                ts, allDurable, ts));
+    }
     if (ts <= checkpointFloor_)
         return Status::InvalidArgument(fmt::format(
             "commit timestamp {} must be after the newest checkpoint's timestamp {}", ts,

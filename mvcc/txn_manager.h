@@ -4,7 +4,8 @@
 //
 // Timestamp rules (each refusal is InvalidArgument naming both numbers):
 // - a commit timestamp must be > stable, > the newest checkpoint's timestamp
-//   (chooseCheckpointTimestamp), >= oldest, and >= the newest
+//   (chooseCheckpointTimestamp), >= all_durable on a durable engine
+//   (requireOrderedCommits), >= oldest, and >= the newest
 //   committed timestamp of every key the transaction wrote; a commit that
 //   breaks a rule rolls the transaction back and says so;
 // - a read timestamp below oldest is refused, or rounded up to oldest when the
@@ -151,6 +152,13 @@ class TransactionManager {
     /// it). kNoTimestamp when there is none to take: a running transaction
     /// holds a timestamp at or below oldest.
     Timestamp chooseCheckpointTimestamp();
+    /// A durable engine's oplog readers read up to all_durable and move on:
+    /// from this call on, a commit timestamp below all_durable is refused
+    /// (equal is fine: readers order equal timestamps by arrival).
+    void requireOrderedCommits() {
+        std::lock_guard lock(mutex_);
+        orderedCommits_ = true;
+    }
     /// Recovery: commit timestamps must from now on be after `ts`.
     void raiseCheckpointFloor(Timestamp ts);
     /// The no-holes point alone: every transaction with a commit timestamp
@@ -194,6 +202,7 @@ class TransactionManager {
     Timestamp stable_ = kNoTimestamp;
     Timestamp maxCommitted_ = kNoTimestamp;  // newest commit ts of a finished txn
     Timestamp checkpointFloor_ = kNoTimestamp;  // commits must be after it
+    bool orderedCommits_ = false;               // commits at or after all_durable
 
     mutable EpochManager epochs_;
     std::atomic<const RunningIds*> running_{nullptr};

@@ -219,3 +219,33 @@ TEST_CASE("oplog: capping drops whole segments behind the checkpoints; a lagging
     for (int k = 0; k < 50; ++k)
         CHECK(getOr(*s2, "db.c", "k" + std::to_string(k)) == value);
 }
+
+TEST_CASE("oplog: a commit behind the no-holes point is refused; one at it reaches a tailer") {
+    TempDir dir("mvkv-oplog-tail-test");
+    auto engine = openEngine(onDisk(dir.path));
+    auto s = engine->openSession();
+    mustOk(s->createCollection("db.c"));
+    mustOk(s->begin());
+    mustOk(s->put("db.c", "a", "100"));
+    mustOk(s->commit(100));
+    engine->oplog()->refreshVisibility();
+    auto c = cursor(*engine, 1);
+    CHECK(drain(*c) == "1:c:db.c:=create 100:u:db.c:a=100");
+    // Below what the tailer has read: it would never see it.
+    mustOk(s->begin());
+    mustOk(s->put("db.c", "b", "50"));
+    Status behind = s->commit(50);
+    CHECK(behind.code() == StatusCode::kInvalidArgument);
+    CHECK(behind.message().find("no-holes point") != std::string::npos);
+    mustOk(s->begin());
+    mustOk(s->put("db.c", "b", "50"));
+    CHECK(s->timestampTransaction(50).code() == StatusCode::kInvalidArgument);
+    mustOk(s->abort());
+    // At the same timestamp: ordered after what the tailer read, so it gets it.
+    mustOk(s->begin());
+    mustOk(s->put("db.c", "b", "also 100"));
+    mustOk(s->commit(100));
+    engine->oplog()->refreshVisibility();
+    CHECK(drain(*c) == "100:u:db.c:b=also 100");
+    CHECK(getOr(*s, "db.c", "b") == "also 100");
+}

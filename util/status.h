@@ -73,6 +73,7 @@ class [[nodiscard]] Status {
     static Status IllegalOperation(std::string m) {
         return {StatusCode::kIllegalOperation, std::move(m)};
     }
+    static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
     static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
     static Status DuplicateKey(std::string m) { return {StatusCode::kDuplicateKey, std::move(m)}; }
     static Status NamespaceNotFound(std::string m) {
