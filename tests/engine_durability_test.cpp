@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <map>
 #include <set>
+#include <thread>
 #include <string>
 
 #include "oplog/log_format.h"
@@ -134,7 +136,12 @@ TEST_CASE("durability: a torn last record is cut and reported; everything before
 }
 
 TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no half transaction") {
-    for (int seed = 1; seed <= 3; ++seed) {
+    // A child runs three threads of random transactions in fsync mode: put
+    // a pair of keys (a<n>, b<n>) to one value, or delete an earlier pair,
+    // and reports each acknowledged commit through a pipe. The parent kills
+    // it at a random moment and checks the reopened directory.
+    constexpr int kThreads = 3;
+    for (int seed = 1; seed <= 8; ++seed) {
         CAPTURE(seed);
         TempDir dir("mvkv-durability-test");
         int ack[2];
@@ -142,33 +149,52 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
         pid_t child = fork();
         REQUIRE(child >= 0);
         if (child == 0) {
-            // The child: write pairs of keys in one transaction each and
-            // report every acknowledged commit, until killed.
             close(ack[0]);
             auto opened = Engine::open(onDisk(dir.path));
             if (!opened.ok())
                 _exit(2);
             auto engine = std::move(opened).value();
-            auto s = engine->openSession();
-            if (!s->createCollection("db.c").ok())
+            if (!engine->openSession()->createCollection("db.c").ok())
                 _exit(3);
-            for (int i = 0;; ++i) {
-                std::string n = std::to_string(i);
-                bool ok = s->begin().ok() && s->put("db.c", "a" + n, n).ok() &&
-                          s->put("db.c", "b" + n, n).ok() && s->commit().ok();
-                if (!ok)
-                    _exit(4);
-                std::string line = n + "\n";
-                if (write(ack[1], line.data(), line.size()) < 0)
-                    _exit(5);
-            }
+            auto worker = [&](int t) {
+                auto s = engine->openSession();
+                std::mt19937 rng(static_cast<unsigned>(seed * 100 + t));
+                for (int i = 0;; ++i) {
+                    // Delete one of this thread's earlier pairs now and then.
+                    bool del = i > 0 && rng() % 4 == 0;
+                    int n = del ? static_cast<int>(rng() % unsigned(i)) : i;
+                    std::string id = std::to_string(t) + "-" + std::to_string(n);
+                    Status st = s->withTransaction([&](Session& x) {
+                        if (del) {
+                            Status a = x.remove("db.c", "a" + id);
+                            if (!a.ok() && a.code() != StatusCode::kNotFound)
+                                return a;
+                            a = x.remove("db.c", "b" + id);
+                            return a.code() == StatusCode::kNotFound ? Status::OK() : a;
+                        }
+                        Status a = x.put("db.c", "a" + id, id);
+                        return a.ok() ? x.put("db.c", "b" + id, id) : a;
+                    });
+                    if (!st.ok())
+                        _exit(4);
+                    std::string line = (del ? "D " : "P ") + id + "\n";
+                    if (write(ack[1], line.data(), line.size()) < 0)  // atomic: < PIPE_BUF
+                        _exit(5);
+                }
+            };
+            std::vector<std::thread> threads;
+            for (int t = 1; t < kThreads; ++t)
+                threads.emplace_back(worker, t);
+            worker(0);
         }
         close(ack[1]);
-        // Let it commit a random number of transactions, then kill it.
         std::mt19937 rng(static_cast<unsigned>(seed));
-        int target = 20 + static_cast<int>(rng() % 200);
+        const size_t target = 20 + rng() % 300;
+        // The last acknowledged operation on each pair (a thread's own pairs
+        // are acknowledged in its commit order).
+        std::map<std::string, char> last;
+        size_t acked = 0;
         std::string buffered;
-        int acked = -1;
         char buf[4096];
         while (acked < target) {
             ssize_t n = read(ack[0], buf, sizeof(buf));
@@ -176,8 +202,9 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
             buffered.append(buf, size_t(n));
             size_t nl;
             while ((nl = buffered.find('\n')) != std::string::npos) {
-                acked = std::stoi(buffered.substr(0, nl));
+                last[buffered.substr(2, nl - 2)] = buffered[0];
                 buffered.erase(0, nl + 1);
+                ++acked;
             }
         }
         kill(child, SIGKILL);
@@ -187,16 +214,28 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
         REQUIRE(WIFSIGNALED(status));
         auto engine = openEngine(onDisk(dir.path));
         auto s = engine->openSession();
-        for (int i = 0; i <= acked; ++i) {
-            std::string n = std::to_string(i);
-            CHECK_MESSAGE(getOr(*s, "db.c", "a" + n) == n, "acknowledged commit ", i, " lost");
-            CHECK(getOr(*s, "db.c", "b" + n) == n);
+        // A pair is put once and only deleted after that put was
+        // acknowledged. So an acknowledged delete leaves it absent for good,
+        // and an acknowledged put leaves it present unless the one
+        // unacknowledged transaction its thread had in flight deleted it.
+        size_t putsGone = 0;
+        for (const auto& [id, op] : last) {
+            std::string a = getOr(*s, "db.c", "a" + id);
+            CHECK_MESSAGE(a == getOr(*s, "db.c", "b" + id), "pair ", id, " is half there");
+            if (op == 'D')
+                CHECK_MESSAGE(a == "<NotFound>", "acknowledged delete of ", id, " undone");
+            else if (a != id)
+                ++putsGone;
         }
-        // Past the last acknowledgement: both keys of a transaction or neither.
-        for (int i = acked + 1; i < acked + 50; ++i) {
-            std::string n = std::to_string(i);
-            CHECK(getOr(*s, "db.c", "a" + n) == getOr(*s, "db.c", "b" + n));
-        }
+        CHECK(putsGone <= size_t(kThreads));
+        // No half transaction anywhere.
+        auto c = s->openCursor("db.c");
+        REQUIRE(c.ok());
+        size_t as = 0, bs = 0;
+        for (mustOk(c.value()->first()); c.value()->valid(); mustOk(c.value()->next()))
+            (c.value()->key()[0] == 'a' ? as : bs) += 1;
+        CHECK(as == bs);
+        c.value().reset();
         mustOk(s->put("db.c", "after", "crash"));  // the engine takes new writes
     }
 }
