@@ -1,7 +1,12 @@
 #include "engine/checkpointer.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/checkpoint_file.h"
@@ -34,6 +39,16 @@ uint64_t firstLogSegment(const std::string& dir) {
             first = n;
     }
     return first;
+}
+
+Status syncDirectory(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return Status::IOError(fmt::format("open directory {}: {}", dir, std::strerror(errno)));
+    int rc = ::fsync(fd);
+    ::close(fd);
+    return rc == 0 ? Status::OK()
+                   : Status::IOError(fmt::format("fsync directory {}: {}", dir, std::strerror(errno)));
 }
 
 }  // namespace
@@ -106,7 +121,7 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
         if (Status s = engine_.txns_.setOldest(meta.ts); !s.ok())
             return s;
     }
-    kept_.push_back({meta.ts, meta.logEnd});
+    kept_.push_back({meta.number, meta.ts, meta.logEnd});
     out->loaded = true;
     out->number = meta.number;
     out->ts = meta.ts;
@@ -127,8 +142,15 @@ Status Checkpointer::checkpoint() {
     // The log position first, the timestamp second: a record logged before
     // the position is finished or newer than the timestamp (docs/oplog.md).
     CheckpointMeta meta;
-    meta.logEnd = oplog.end();
-    meta.ts = engine_.txns_.chooseCheckpointTimestamp();
+    std::vector<std::shared_ptr<Collection>> collections;
+    {
+        // The catalog as of the log's end: every catalog change and its
+        // record happen under this mutex (Session::changeCatalog).
+        std::lock_guard catalogLog(engine_.catalogLogMutex_);
+        meta.logEnd = oplog.end();
+        meta.ts = engine_.txns_.chooseCheckpointTimestamp();
+        collections = engine_.catalog_.all();
+    }
     uint64_t number;
     {
         std::lock_guard lock(statsMutex_);
@@ -145,7 +167,6 @@ Status Checkpointer::checkpoint() {
         return fail(Status::Busy(
             "no checkpoint timestamp: a running transaction holds a commit timestamp at or "
             "below oldest; commit or abort it and retry"));
-    auto collections = engine_.catalog_.all();
     for (const auto& c : collections)
         meta.collections.push_back(c->ns().ns());
     auto writer = CheckpointWriter::create(dir, meta);
@@ -171,19 +192,29 @@ Status Checkpointer::checkpoint() {
         }
         session->commit().ignore();
     }
+    // Everything before logEnd durable before the checkpoint is: recovery
+    // replays only what comes after it (and what is newer than its timestamp).
+    if (Status s = oplog.flush(); !s.ok())
+        return fail(s);
     if (Status s = writer.value()->finish(); !s.ok())
         return fail(s);
+    {
+        std::lock_guard lock(statsMutex_);
+        stats_.lastNumber = number;  // taken, whatever happens below
+    }
     const uint64_t entries = writer.value()->entries();
     std::error_code ec;
     const uint64_t bytes = std::filesystem::file_size(writer.value()->path(), ec);
-    if (Status s = pruneCheckpoints(dir, engine_.options_.checkpointsKept); !s.ok())
-        return fail(s);
-    // Cap the oplog behind the oldest checkpoint kept: a corrupt newest one
-    // falls back to it, and its replay must find every record it needs.
-    kept_.push_back({meta.ts, meta.logEnd});
-    const size_t keep = std::max<size_t>(1, engine_.options_.checkpointsKept);
+    // Keep the newest checkpointsKept that this process knows valid (a
+    // corrupt one found at open does not count, so it never pushes out the
+    // valid fallback), and cap the oplog behind the oldest of them: a corrupt
+    // newest one falls back to it, and its replay must find every record it needs.
+    kept_.push_back({number, meta.ts, meta.logEnd});
+    const size_t keep = engine_.options_.checkpointsKept;
     while (kept_.size() > keep)
         kept_.pop_front();
+    if (Status s = removeCheckpointsBefore(kept_.front().number); !s.ok())
+        return fail(s);
     if (kept_.size() == keep) {
         if (Status t = oplog.truncate(kept_.front().logEnd, kept_.front().ts); !t.ok())
             return fail(t);
@@ -191,12 +222,32 @@ Status Checkpointer::checkpoint() {
     std::lock_guard lock(statsMutex_);
     ++stats_.count;
     stats_.lastTs = meta.ts;
-    stats_.lastNumber = number;
     stats_.lastEntries = entries;
     stats_.lastBytes = bytes;
     stats_.lastMicros = microsSince(start);
     stats_.lastError.clear();
     return Status::OK();
+}
+
+Status Checkpointer::removeCheckpointsBefore(uint64_t number) {
+    const std::string& dir = engine_.options_.path;
+    // Leftover temp files of a crash first (no other checkpoint is running).
+    if (Status s = pruneCheckpoints(dir, SIZE_MAX); !s.ok())
+        return s;
+    auto listed = listCheckpoints(dir);
+    if (!listed.ok())
+        return listed.status();
+    bool removed = false;
+    for (const CheckpointFile& f : listed.value()) {
+        if (f.number >= number)
+            continue;
+        std::error_code ec;
+        std::filesystem::remove(f.path, ec);
+        if (ec)
+            return Status::IOError(fmt::format("remove {}: {}", f.path, ec.message()));
+        removed = true;
+    }
+    return removed ? syncDirectory(dir) : Status::OK();
 }
 
 void Checkpointer::start(std::chrono::milliseconds interval) {

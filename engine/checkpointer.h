@@ -69,10 +69,13 @@ class Checkpointer {
 
   private:
     void run(std::chrono::milliseconds interval);
+    /// Removes leftover temp files and every checkpoint numbered below `number`.
+    Status removeCheckpointsBefore(uint64_t number);
 
     Engine& engine_;
     std::mutex runMutex_;  // one checkpoint at a time; guards kept_
     struct Kept {
+        uint64_t number;
         mvcc::Timestamp ts;
         oplog::LogPosition logEnd;
     };

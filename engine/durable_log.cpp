@@ -1,5 +1,7 @@
 #include "engine/durable_log.h"
 
+#include "oplog/log_format.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -123,13 +125,24 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
         return decodeError;
     if (Status s = oplog::cutLogTail(dir, out->tail); !s.ok())
         return s;
-    log->nextSegment_ = out->tail.lastSegment + 1;
+    // Above every segment left after the cut, so the numbers stay
+    // contiguous (a gap reads as a missing segment and cuts the log there).
+    log->nextSegment_ = 1;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        uint64_t n = 0;
+        if (oplog::parseSegmentFileName(e.path().filename().string(), &n))
+            log->nextSegment_ = std::max(log->nextSegment_, n + 1);
+    }
+    if (ec)
+        return Status::IOError(fmt::format("list {}: {}", dir, ec.message()));
     return log;
 }
 
 Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& recovered,
+                              uint64_t minNextSegment,
                               std::function<mvcc::Timestamp()> noHolesPoint) {
     options.dir = dir_;
+    nextSegment_ = std::max(nextSegment_, minNextSegment);
     std::vector<oplog::ExistingRecord> existing;
     existing.reserve(recovered.records.size());
     for (const Record& r : recovered.records)

@@ -45,9 +45,11 @@ class DurableLog {
     DurableLog& operator=(const DurableLog&) = delete;
 
     /// Starts the running oplog over what open() recovered (`recovered`
-    /// may have been moved from; only its positions are used).
+    /// may have been moved from; only its positions are used). New records
+    /// go to a new segment numbered at least `minNextSegment` (past the
+    /// loaded checkpoint's log position, so they count as after it).
     Status startOplog(oplog::OplogOptions options, const Recovered& recovered,
-                      std::function<mvcc::Timestamp()> noHolesPoint);
+                      uint64_t minNextSegment, std::function<mvcc::Timestamp()> noHolesPoint);
     oplog::Oplog& oplog() { return *oplog_; }
     const std::string& dir() const { return dir_; }
 

@@ -45,6 +45,10 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             "oplogSegmentBytes {} is too small; use at least 4096", options.oplogSegmentBytes));
     if (options.checkpointInterval.count() < 0)
         return Status::InvalidArgument("checkpointInterval must not be negative");
+    if (options.checkpointsKept == 0)
+        return Status::InvalidArgument(
+            "checkpointsKept must be at least 1: recovery needs a checkpoint once the oplog is "
+            "capped");
     std::unique_ptr<Engine> engine(new Engine(std::move(options)));
     const EngineOptions& o = engine->options_;
     if (o.path.empty() || o.inMemory)
@@ -64,6 +68,7 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     mvcc::TransactionManager& txns = engine->txns_;
     if (Status s = engine->log_->startOplog(
             {o.path, o.syncMode, o.oplogSegmentBytes, o.oplogCapBytes}, recovered,
+            checkpoint.loaded ? checkpoint.logEnd.segment + 1 : 0,
             [&txns] { return txns.allDurable(); });
         !s.ok())
         return s;
@@ -114,7 +119,9 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
     // Records logged before the checkpoint began are in it, unless newer
     // than its timestamp; of those, a write to a collection that a later
     // record (still before that point) dropped belongs to the dropped one.
+    // `kept[i]`: the entries of record i to apply (all of them when null).
     std::vector<bool> apply(records.size(), true);
+    std::vector<std::unique_ptr<std::vector<oplog::OplogEntry>>> kept(records.size());
     if (checkpoint.loaded) {
         auto before = [&](const oplog::ExistingRecord& w) {
             return w.segment < checkpoint.logEnd.segment ||
@@ -132,17 +139,28 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
                     laterDrops.push_back(&first);
                 continue;
             }
-            bool dropped = false;
-            for (const oplog::OplogEntry* d : laterDrops)
-                dropped = dropped || dropHits(*d, first.ns);
-            apply[i] = first.ts > checkpoint.ts && !dropped;
+            if (first.ts <= checkpoint.ts) {
+                apply[i] = false;
+                continue;
+            }
+            auto live = std::make_unique<std::vector<oplog::OplogEntry>>();
+            for (const oplog::OplogEntry& e : r.entries) {
+                bool dropped = false;
+                for (const oplog::OplogEntry* d : laterDrops)
+                    dropped = dropped || dropHits(*d, e.ns);
+                if (!dropped)
+                    live->push_back(e);
+            }
+            apply[i] = !live->empty();
+            if (live->size() != r.entries.size())
+                kept[i] = std::move(live);
         }
     }
     auto session = openSession();
     for (size_t i = 0; i < records.size(); ++i) {
         if (!apply[i])
             continue;
-        const std::vector<oplog::OplogEntry>& entries = records[i].entries;
+        const std::vector<oplog::OplogEntry>& entries = kept[i] ? *kept[i] : records[i].entries;
         const oplog::OplogEntry& e = entries.front();
         ++recovery_.recordsReplayed;
         recovery_.entriesReplayed += entries.size();

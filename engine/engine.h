@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "engine/catalog.h"
@@ -125,6 +126,9 @@ class Engine {
     HistorySweeper sweeper_;
     std::unique_ptr<DurableLog> log_;  // null in memory
     bool logging_ = false;             // commits are logged (from the end of recovery)
+    /// A catalog change and its oplog record happen under it; a checkpoint
+    /// notes the log's end and lists the catalog under it.
+    std::mutex catalogLogMutex_;
     std::unique_ptr<Checkpointer> checkpointer_;  // null in memory
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};

@@ -159,10 +159,8 @@ Status Session::createCollection(std::string_view ns) {
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
-    Status created = engine_.catalog_.create(parsed.value()).status();
-    if (created.ok())
-        created = logCommand(ns, "create");
-    return created;
+    return changeCatalog(ns, "create",
+                         [&] { return engine_.catalog_.create(parsed.value()).status(); });
 }
 
 Status Session::dropCollection(std::string_view ns) {
@@ -175,10 +173,7 @@ Status Session::dropCollection(std::string_view ns) {
     lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
     if (!locks.status().ok())
         return locks.status();
-    Status dropped = engine_.catalog_.drop(parsed.value());
-    if (dropped.ok())
-        dropped = logCommand(ns, "drop");
-    return dropped;
+    return changeCatalog(ns, "drop", [&] { return engine_.catalog_.drop(parsed.value()); });
 }
 
 Status Session::dropDatabase(std::string_view db) {
@@ -190,10 +185,8 @@ Status Session::dropDatabase(std::string_view db) {
     lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
     if (!lock.status().ok())
         return lock.status();
-    Status dropped = engine_.catalog_.dropDatabase(db).status();
-    if (dropped.ok())
-        dropped = logCommand(db, "dropDatabase");
-    return dropped;
+    return changeCatalog(db, "dropDatabase",
+                         [&] { return engine_.catalog_.dropDatabase(db).status(); });
 }
 
 // --- transactions ---
@@ -331,15 +324,30 @@ Status Session::logCommitted() {
                       "the transaction was rolled back: its oplog entry could not be written: " +
                           local.status().message());
     Status s = engine_.log_->oplog().append(entries);
+    if (s.code() == StatusCode::kIOError)
+        return Status(s.code(),
+                      "the transaction was rolled back, but its oplog record may have reached the "
+                      "log file before the error, so it may come back after a restart; the engine "
+                      "takes no more writes (restart it): " +
+                          s.message());
     if (!s.ok())
         return Status(s.code(), "the transaction was rolled back: its oplog record was not written: " +
                                     s.message());
     return s;
 }
 
-Status Session::logCommand(std::string_view ns, std::string_view command) {
+Status Session::changeCatalog(std::string_view ns, std::string_view command,
+                              const std::function<Status()>& change) {
     if (!engine_.logging_)
-        return Status::OK();
+        return change();
+    // Every lock first, so that once the catalog changed nothing but an I/O
+    // error (which stops every later write too) keeps it out of the log.
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok())
+        return local.status();
+    // The change and its record together: a checkpoint lists the catalog
+    // and notes the log's end under the same mutex (docs/oplog.md).
+    std::lock_guard catalogLog(engine_.catalogLogMutex_);
     // A timestamp in the commit order, held in all_durable until logged.
     mvcc::Transaction cmd;
     if (Status s = engine_.txns_.begin(cmd); !s.ok())
@@ -349,19 +357,19 @@ Status Session::logCommand(std::string_view ns, std::string_view command) {
         engine_.txns_.abort(cmd);
         return ts.status();
     }
-    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
-    if (!local.status().ok()) {
-        engine_.txns_.abort(cmd);
-        return Status(local.status().code(),
-                      fmt::format("{} {} was done but could not be logged: {}", command, ns,
-                                  local.status().message()));
+    Status s = change();
+    if (s.ok()) {
+        oplog::OplogEntry e;
+        e.ts = ts.value();
+        e.op = oplog::OpType::kCommand;
+        e.ns.assign(ns);
+        e.value.assign(command);
+        s = engine_.log_->oplog().append({e});
+        if (!s.ok())
+            s = Status(s.code(), fmt::format("{} {} was done in memory but its oplog record was "
+                                             "not written, and the engine takes no more writes: {}",
+                                             command, ns, s.message()));
     }
-    oplog::OplogEntry e;
-    e.ts = ts.value();
-    e.op = oplog::OpType::kCommand;
-    e.ns.assign(ns);
-    e.value.assign(command);
-    Status s = engine_.log_->oplog().append({e});
     if (s.ok())
         engine_.txns_.completeCommit(cmd);
     else

@@ -136,8 +136,10 @@ class Session {
     /// commit, before it is acknowledged); an error is returned to the
     /// committer (the data is committed in memory but may not survive).
     Status logCommitted();
-    /// A durable engine: logs a catalog command.
-    Status logCommand(std::string_view ns, std::string_view command);
+    /// Runs `change` (a catalog change) and, on a durable engine, logs it
+    /// as `command` on `ns`, both under the engine's catalog-log mutex.
+    Status changeCatalog(std::string_view ns, std::string_view command,
+                         const std::function<Status()>& change);
     struct HeldLock {
         std::string ns;
         lockmgr::LockMode mode;

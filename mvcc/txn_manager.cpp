@@ -145,18 +145,19 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     return Status::OK();
 }
 
-Status TransactionManager::checkCommitTsLocked(Timestamp ts) const {
+Status TransactionManager::checkCommitTsLocked(Timestamp ts, Timestamp held) const {
     if (ts == kNoTimestamp)
         return Status::InvalidArgument("commit timestamp 0 is not a timestamp; use one > 0");
-    if (orderedCommits_) {
-        const Timestamp allDurable = allDurableLocked();
-        if (ts < allDurable)
-            return Status::InvalidArgument(fmt::format(
-                "commit timestamp {} is behind the no-holes point {}: on a durable engine a "
-                "transaction commits at or after every finished one (oplog readers may have "
-                "read past {} already); use a newer timestamp",
-                ts, allDurable, ts));
-    }
+    // Checked against the newest finished commit, which every all_durable
+    // ever published is at or below; a timestamp the transaction already
+    // holds was checked when it took it, and has held all_durable below it since.
+    if (orderedCommits_ && ts != held && ts <= maxCommitted_)
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} is not after the newest commit, at {}: on a durable engine "
+            "transactions commit in timestamp order (an oplog reader may have read past {} "
+            "already); use a newer timestamp, or fix it with timestampTransaction before others "
+            "commit past it",
+            ts, maxCommitted_, ts));
     if (ts <= checkpointFloor_)
         return Status::InvalidArgument(fmt::format(
             "commit timestamp {} must be after the newest checkpoint's timestamp {}", ts,
@@ -178,7 +179,7 @@ Status TransactionManager::setCommitTimestamp(Transaction& txn, Timestamp ts) {
             fmt::format("commit timestamp {} is older than the transaction's read timestamp {}", ts,
                         txn.readTs()));
     std::lock_guard lock(mutex_);
-    if (Status s = checkCommitTsLocked(ts); !s.ok())
+    if (Status s = checkCommitTsLocked(ts, txn.commitTs_); !s.ok())
         return s;
     clock_ = std::max(clock_, ts);
     if (!txn.linked_)
@@ -273,7 +274,7 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
             Status s;
             {
                 std::lock_guard lock(mutex_);
-                s = checkCommitTsLocked(*commitTs);
+                s = checkCommitTsLocked(*commitTs, *commitTs);  // logs nothing: not ordered
             }
             if (!s.ok()) {
                 abort(txn);
@@ -298,7 +299,7 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
         if (assigned)
             ts = std::max({clock_, stable_, oldest_}) + 1;
         else
-            tsStatus = checkCommitTsLocked(ts);
+            tsStatus = checkCommitTsLocked(ts, txn.commitTs_);
         if (tsStatus.ok()) {
             clock_ = std::max(clock_, ts);
             txn.commitTs_ = ts;  // from here all_durable stays below ts until we finish

@@ -4,8 +4,8 @@
 //
 // Timestamp rules (each refusal is InvalidArgument naming both numbers):
 // - a commit timestamp must be > stable, > the newest checkpoint's timestamp
-//   (chooseCheckpointTimestamp), >= all_durable on a durable engine
-//   (requireOrderedCommits), >= oldest, and >= the newest
+//   (chooseCheckpointTimestamp), on a durable engine > the newest finished
+//   commit unless already held (requireOrderedCommits), >= oldest, and >= the newest
 //   committed timestamp of every key the transaction wrote; a commit that
 //   breaks a rule rolls the transaction back and says so;
 // - a read timestamp below oldest is refused, or rounded up to oldest when the
@@ -153,8 +153,9 @@ class TransactionManager {
     /// holds a timestamp at or below oldest.
     Timestamp chooseCheckpointTimestamp();
     /// A durable engine's oplog readers read up to all_durable and move on:
-    /// from this call on, a commit timestamp below all_durable is refused
-    /// (equal is fine: readers order equal timestamps by arrival).
+    /// from this call on, a commit timestamp at or below the newest finished
+    /// commit is refused, unless the transaction already held it (through
+    /// setCommitTimestamp) when that commit happened: a hole readers waited for.
     void requireOrderedCommits() {
         std::lock_guard lock(mutex_);
         orderedCommits_ = true;
@@ -188,7 +189,9 @@ class TransactionManager {
     // All below require mutex_.
     void linkActive(Transaction& txn);
     void unlinkActive(Transaction& txn);
-    Status checkCommitTsLocked(Timestamp ts) const;
+    /// `held`: the timestamp the transaction already holds (exempt from the
+    /// ordered-commit rule).
+    Status checkCommitTsLocked(Timestamp ts, Timestamp held) const;
     Timestamp allDurableLocked() const;
     Timestamp oldestReaderLocked(const Transaction** who) const;
     void finish(Transaction& txn, TxnState endState);

@@ -148,8 +148,16 @@ Status Oplog::readRecord(const RecordRef& ref, std::string* payload) {
         if (Status s = writer_->writePending(); !s.ok())
             return s;
         handle = files_->get(ref.segment);
-        if (!handle.ok())
+        if (!handle.ok()) {
+            std::shared_lock lock(mutex_);
+            if (!segments_.count(ref.segment))
+                return Status(StatusCode::kCappedPositionLost,
+                              fmt::format("the oplog was truncated under this reader (segment {} "
+                                          "was dropped); restart from the oldest entry or "
+                                          "resynchronize",
+                                          ref.segment));
             return handle.status();
+        }
     }
     const int fd = handle.value()->fd;
     std::string buf(kRecordHeaderBytes + ref.length, '\0');
@@ -221,11 +229,14 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
         segmentsDropped_ += drop.size();
     }
     for (uint64_t n : drop) {
-        files_->forget(n);
+        // Unlinked before its handle is forgotten: a reader that opens it
+        // after this finds no file instead of caching a handle forever.
         std::string path = options_.dir + "/" + segmentFileName(n);
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-            return Status::IOError(
-                fmt::format("remove log segment {}: {}", path, std::strerror(errno)));
+        int rc = ::unlink(path.c_str());
+        int err = errno;
+        files_->forget(n);
+        if (rc != 0 && err != ENOENT)
+            return Status::IOError(fmt::format("remove log segment {}: {}", path, std::strerror(err)));
     }
     int dfd = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY);
     if (dfd >= 0) {

@@ -109,6 +109,8 @@ class Oplog {
     Status append(const std::vector<OplogEntry>& entries);
     /// Where the next record will start.
     LogPosition end() const { return writer_->end(); }
+    /// Writes and syncs every record appended so far.
+    Status flush() { return writer_->flush(); }
     SyncMode syncMode() const { return options_.mode; }
     const OplogOptions& options() const { return options_; }
 

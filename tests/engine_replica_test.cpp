@@ -325,15 +325,19 @@ TEST_CASE("replica: one worker and four apply the same, in any batch size") {
             mustOk(s->createCollection("db.x"));
         }
     }
-    // Two transactions committed at one timestamp: two records.
+    // Two transactions committed at one timestamp: two records. (A durable
+    // engine takes the second only if it held the timestamp before the
+    // first committed.)
     const mvcc::Timestamp shared = primary->timestamps().clock + 10;
     auto s2 = primary->openSession();
     mustOk(s->begin());
     mustOk(s->put("db.x", "same-ts-1", "1"));
-    mustOk(s->commit(shared));
+    mustOk(s->timestampTransaction(shared));
     mustOk(s2->begin());
     mustOk(s2->put("db.y", "same-ts-2", "2"));
-    mustOk(s2->commit(shared));
+    mustOk(s2->timestampTransaction(shared));
+    mustOk(s->commit());
+    mustOk(s2->commit());
     mustOk(s->put("db.x", "after", "3"));
 
     const mvcc::Timestamp last = lastOplogTs(*primary);

@@ -1,0 +1,262 @@
+// Recovery and oplog edge cases found in review, each once a way to lose an
+// acknowledged commit or to leave a directory that would not open: a
+// segment-numbering gap after a cut, a transaction spanning a dropped
+// collection, a drop racing a checkpoint, a catalog command that could not be
+// logged, a checkpoint whose log position was not yet on disk, commits behind
+// what an oplog reader already read, and checkpointsKept = 0.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "engine/checkpoint_file.h"
+#include "lockmgr/raii_locks.h"
+#include "oplog/log_format.h"
+#include "oplog/oplog_cursor.h"
+#include "tests/engine_test_util.h"
+#include "tests/temp_dir.h"
+
+using namespace mvkv;
+using namespace mvkv::engine;
+using namespace mvkv::engine::testing;
+using mvkv::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+EngineOptions onDisk(const std::string& path, oplog::SyncMode mode = oplog::SyncMode::kWrite) {
+    EngineOptions o;
+    o.path = path;
+    o.syncMode = mode;
+    o.historySweepInterval = 0ms;
+    o.checkpointInterval = 0ms;
+    return o;
+}
+
+EngineOptions smallSegmentsNoSync(const std::string& path) {
+    EngineOptions o = onDisk(path, oplog::SyncMode::kNone);
+    o.oplogSegmentBytes = 4096;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("edge: a segment cut away at recovery leaves no numbering gap for the next one") {
+    TempDir dir("mvkv-edge-test");
+    uint64_t seg;
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.b"));
+        mustOk(s->put("a.b", "k1", "v1"));
+        seg = e->oplog()->end().segment;
+    }
+    // crash right after the writer created the next segment file (before its header)
+    { std::ofstream(dir.path + "/" + oplog::segmentFileName(seg + 1)); }
+    {
+        auto e = openEngine(onDisk(dir.path));
+        CHECK(e->recovery().tailCut);
+        auto s = e->openSession();
+        CHECK(getOr(*s, "a.b", "k1") == "v1");
+        mustOk(s->put("a.b", "k2", "v2"));  // acknowledged (write mode)
+    }
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        CHECK(getOr(*s, "a.b", "k2") == "v2");
+    }
+}
+
+TEST_CASE("edge: a transaction over two collections, the first dropped before the checkpoint, keeps the other write") {
+    TempDir dir("mvkv-edge-test");
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.gone"));
+        mustOk(s->createCollection("a.keep"));
+        mustOk(s->begin());
+        mustOk(s->put("a.keep", "k0", "v0"));
+        mustOk(s->commit(5));
+        mustOk(e->setStableTimestamp(5));
+        mustOk(s->begin());
+        mustOk(s->put("a.gone", "x", "1"));
+        mustOk(s->put("a.keep", "k", "v"));
+        mustOk(s->commit(10));
+        mustOk(s->dropCollection("a.gone"));
+        mustOk(e->checkpoint());  // C = stable = 5
+    }
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        CHECK(getOr(*s, "a.keep", "k") == "v");
+    }
+}
+
+TEST_CASE("edge: a transaction over two collections, the second dropped before the checkpoint, still opens") {
+    TempDir dir("mvkv-edge-test");
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.gone"));
+        mustOk(s->createCollection("a.keep"));
+        mustOk(s->begin());
+        mustOk(s->put("a.keep", "k0", "v0"));
+        mustOk(s->commit(5));
+        mustOk(e->setStableTimestamp(5));
+        mustOk(s->begin());
+        mustOk(s->put("a.keep", "k", "v"));
+        mustOk(s->put("a.gone", "x", "1"));
+        mustOk(s->commit(10));
+        mustOk(s->dropCollection("a.gone"));
+        mustOk(e->checkpoint());
+    }
+    {
+        auto r = Engine::open(onDisk(dir.path));
+        CHECK_MESSAGE(r.ok(), r.status().toString());
+    }
+}
+
+TEST_CASE("edge: a commit below what an oplog reader read is refused, even holding an equal timestamp") {
+    TempDir dir("mvkv-edge-test");
+    auto e = openEngine(onDisk(dir.path));
+    auto s = e->openSession();
+    auto h = e->openSession();
+    mustOk(s->createCollection("a.b"));
+    mustOk(s->begin());
+    mustOk(s->put("a.b", "k1", "v"));
+    mustOk(s->commit(100));
+    e->oplog()->refreshVisibility();
+    auto cur = e->openOplogCursor({}).value();
+    std::vector<oplog::OplogEntry> out;
+    mustOk(cur->next(&out, 1000));
+    REQUIRE(!out.empty());
+    CHECK(out.back().ts == 100);
+    // Holding 100 (what the reader read) is refused, and so is 99.
+    mustOk(h->begin());
+    CHECK(h->timestampTransaction(100).code() == StatusCode::kInvalidArgument);
+    mustOk(h->abort());
+    mustOk(s->begin());
+    mustOk(s->put("a.b", "k2", "v"));
+    CHECK(s->timestampTransaction(100).code() == StatusCode::kInvalidArgument);
+    Status c = s->commit(99);
+    CHECK(c.code() == StatusCode::kInvalidArgument);
+    CHECK(c.message().find("timestamp order") != std::string::npos);
+    // Nothing new for the reader, and nothing a fresh reader sees that it did not.
+    e->oplog()->refreshVisibility();
+    out.clear();
+    mustOk(cur->next(&out, 1000));
+    CHECK(out.empty());
+    auto fresh = e->openOplogCursor({}).value();
+    mustOk(fresh->next(&out, 1000));
+    CHECK(out.size() == 2);  // the create and ts 100
+}
+
+TEST_CASE("edge: checkpointsKept = 0 is refused (it would leave a capped log with no checkpoint)") {
+    TempDir dir("mvkv-edge-test");
+    EngineOptions o = onDisk(dir.path);
+    o.checkpointsKept = 0;
+    auto r = Engine::open(o);
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK(r.status().message().find("checkpointsKept") != std::string::npos);
+}
+
+TEST_CASE("edge: a drop waiting to log does not change the catalog under a checkpoint") {
+    TempDir dir("mvkv-edge-test");
+    {
+        auto e = openEngine(onDisk(dir.path));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.c"));
+        mustOk(s->begin());
+        mustOk(s->put("a.c", "k", "v"));
+        mustOk(s->commit(10));
+        mustOk(e->setStableTimestamp(5));
+        // Another locker holds `local`, so the drop waits to log; it must not
+        // have dropped the collection from the catalog meanwhile.
+        lockmgr::Locker other(e->lockManager());
+        auto hold = std::make_unique<lockmgr::DBLock>(other, "local", lockmgr::LockMode::kS);
+        REQUIRE(hold->status().ok());
+        std::thread dropper([&] {
+            auto d = e->openSession();
+            mustOk(d->dropCollection("a.c"));
+        });
+        std::this_thread::sleep_for(20ms);
+        // Wherever the dropper is, it cannot have changed the catalog yet.
+        CHECK(e->listCollections("a").size() == 1);
+        // The checkpoint's read of a.c waits for the dropper's X lock, which
+        // waits for `local`: let it go a moment later, from another thread
+        // (the locker is used by one thread at a time).
+        std::thread releaser([&] {
+            std::this_thread::sleep_for(50ms);
+            hold.reset();
+        });
+        mustOk(e->checkpoint());  // C = 5; the write at 10 is before P
+        releaser.join();
+        dropper.join();
+        CHECK(e->listCollections("a").empty());
+    }
+    auto r = Engine::open(onDisk(dir.path));
+    REQUIRE_MESSAGE(r.ok(), r.status().toString());
+    CHECK(r.value()->listCollections("a").empty());
+}
+
+TEST_CASE("edge: a create that cannot take the oplog's lock changes nothing") {
+    TempDir dir("mvkv-edge-test");
+    EngineOptions o = onDisk(dir.path);
+    o.lockTimeout = std::chrono::milliseconds(50);
+    {
+        auto e = openEngine(o);
+        auto s = e->openSession();
+        {
+            lockmgr::Locker other(e->lockManager());
+            lockmgr::DBLock hold(other, "local", lockmgr::LockMode::kS);
+            REQUIRE(hold.status().ok());
+            CHECK(s->createCollection("a.c").code() == StatusCode::kLockTimeout);
+        }
+        CHECK(e->listCollections("a").empty());
+        CHECK(s->put("a.c", "k", "v").code() == StatusCode::kNamespaceNotFound);
+        mustOk(s->createCollection("a.c"));
+        mustOk(s->put("a.c", "k", "v"));
+    }
+    auto r = Engine::open(o);
+    REQUIRE_MESSAGE(r.ok(), r.status().toString());
+    CHECK(getOr(*r.value()->openSession(), "a.c", "k") == "v");
+}
+
+TEST_CASE("edge: a crash after a checkpoint in sync none: the log up to its position is on disk, new records come after it") {
+    TempDir dir("mvkv-edge-test");
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto r = Engine::open(smallSegmentsNoSync(dir.path));
+        if (!r.ok()) _exit(2);
+        auto& e = *r.value();
+        auto s = e.openSession();
+        if (!s->createCollection("a.b").ok()) _exit(3);
+        std::string v(1000, 'x');
+        for (int i = 0; i < 300; ++i)  // > 256 KiB: written out
+            if (!s->put("a.b", "k" + std::to_string(i), v).ok()) _exit(4);
+        // now enough to roll into a new segment but stay buffered
+        auto before = e.oplog()->end();
+        int i = 0;
+        while (e.oplog()->end().segment == before.segment || e.oplog()->end().offset < 2000)
+            if (!s->put("a.b", "z" + std::to_string(i++), std::string(200, 'y')).ok()) _exit(5);
+        if (!e.checkpoint().ok()) _exit(6);
+        _exit(0);  // crash: the buffered records never reach the file
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    REQUIRE(WIFEXITED(st));
+    REQUIRE(WEXITSTATUS(st) == 0);
+    {
+        auto e = openEngine(smallSegmentsNoSync(dir.path));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.new"));
+        mustOk(s->put("a.new", "k", "v"));
+    }
+    auto r = Engine::open(smallSegmentsNoSync(dir.path));
+    REQUIRE_MESSAGE(r.ok(), r.status().toString());
+    auto s = r.value()->openSession();
+    CHECK(getOr(*s, "a.new", "k") == "v");
+}
