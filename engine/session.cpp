@@ -462,6 +462,54 @@ StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) 
     return value;
 }
 
+StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
+                                                       std::string_view key) {
+    startOperation();
+    if (Status s = checkKey(key); !s.ok())
+        return s;
+    OperationContext op(*this);
+    if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
+        return s;
+    Collection& coll = op.collection();
+    std::vector<KeyVersion> out;
+    auto pin = engine_.epochs_.pin();
+    // The chain, newest first: each committed version's stop is the start
+    // of the committed one above it.
+    mvcc::Timestamp above = mvcc::kNoTimestamp;
+    for (const mvcc::Update* u = coll.newestVersion(key); u; u = u->next()) {
+        KeyVersion v;
+        v.value.assign(u->value());
+        v.tombstone = u->isTombstone();
+        v.txnId = u->txnId();
+        switch (u->state()) {
+            case mvcc::UpdateState::kCommitted:
+                v.state = KeyVersion::State::kCommitted;
+                v.startTs = u->startTs();
+                v.stopTs = above;
+                above = v.startTs;
+                break;
+            case mvcc::UpdateState::kAborted:
+                v.state = KeyVersion::State::kAborted;
+                break;
+            default:
+                v.state = KeyVersion::State::kUncommitted;
+                break;
+        }
+        out.push_back(std::move(v));
+    }
+    engine_.history_.forEachVersion(coll.id(), key, [&](const historystore::HistoryEntry& e) {
+        KeyVersion v;
+        v.value.assign(e.value());
+        v.tombstone = e.tombstone;
+        v.txnId = e.txnId;
+        v.startTs = e.startTs;
+        v.stopTs = e.stopTs;
+        v.where = KeyVersion::Where::kHistoryStore;
+        out.push_back(std::move(v));
+    });
+    return out;
+}
+
 Status Session::put(std::string_view ns, std::string_view key, std::string_view value) {
     return write(WriteOp::kPut, ns, key, value);
 }

@@ -45,6 +45,19 @@ struct TxnOptions {
     bool roundUpReadTs = false;                   // a read ts below oldest becomes oldest
 };
 
+/// One version of a key, for inspection (Session::keyHistory).
+struct KeyVersion {
+    enum class State : uint8_t { kCommitted, kUncommitted, kAborted };
+    enum class Where : uint8_t { kChain, kHistoryStore };
+    std::string value;
+    bool tombstone = false;
+    mvcc::TxnId txnId = mvcc::kNoTxnId;
+    mvcc::Timestamp startTs = mvcc::kNoTimestamp;  // its commit timestamp (0: none yet)
+    mvcc::Timestamp stopTs = mvcc::kNoTimestamp;   // when a newer version replaced it (0: newest)
+    State state = State::kCommitted;
+    Where where = Where::kChain;
+};
+
 /// What a session is doing, for shells and tests.
 struct SessionInfo {
     uint64_t id = 0;
@@ -98,6 +111,12 @@ class Session {
     Status update(std::string_view ns, std::string_view key, std::string_view value);
     /// NotFound when the key does not exist.
     Status remove(std::string_view ns, std::string_view key);
+    /// Every version of `key` the engine still holds, newest first: the
+    /// update chain (uncommitted and aborted versions included), then the
+    /// history store. Visibility does not apply: this is for inspection
+    /// (the shell's history command). NamespaceNotFound; an empty list when
+    /// the key has no version at all.
+    StatusWith<std::vector<KeyVersion>> keyHistory(std::string_view ns, std::string_view key);
     /// A cursor over `ns`. In a transaction it reads the transaction's
     /// snapshot and writes; otherwise it has a snapshot of its own (held, with
     /// IS locks, until the cursor is destroyed).

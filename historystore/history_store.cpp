@@ -102,6 +102,20 @@ const HistoryEntry* HistoryStore::findVisible(Reader& reader, uint32_t collectio
     return nullptr;
 }
 
+void HistoryStore::forEachVersion(uint32_t collection, std::string_view key,
+                                  const std::function<void(const HistoryEntry&)>& fn) const {
+    std::string prefix;
+    appendKeyPrefix(prefix, collection, key);
+    std::string target = prefix;
+    appendBigEndian(target, std::numeric_limits<uint64_t>::max(), 8);
+    appendBigEndian(target, std::numeric_limits<uint64_t>::max(), 8);
+    BTree::Cursor c(tree_);
+    for (c.seekForPrev(target); c.valid() && startsWith(c.key(), prefix); c.prev()) {
+        if (const auto* entry = static_cast<const HistoryEntry*>(c.value()))
+            fn(*entry);
+    }
+}
+
 size_t HistoryStore::discardObsolete(const mvcc::Horizon& horizon,
                                      const std::function<bool(uint32_t)>& dropped) {
     size_t removed = 0;

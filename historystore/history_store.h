@@ -66,6 +66,12 @@ class HistoryStore {
     const HistoryEntry* findVisible(Reader& reader, uint32_t collection, std::string_view key,
                                     const mvcc::Transaction& txn) const;
 
+    /// Calls fn for every entry of (collection, key), newest start first.
+    /// The caller pins the EpochManager. For inspection (the shell's
+    /// history command): O(entries of the key).
+    void forEachVersion(uint32_t collection, std::string_view key,
+                        const std::function<void(const HistoryEntry&)>& fn) const;
+
     /// Removes the entries no reader can need: those whose replacing version
     /// is visible to all under `horizon`, and those of collections for which
     /// `dropped(collection id)` is true. Returns how many it removed.

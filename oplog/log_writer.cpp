@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <chrono>
 #include <thread>
 
 #include "oplog/log_format.h"
@@ -133,12 +134,19 @@ void LogWriter::leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync) {
     pendingBytes_ = 0;
     uint64_t batchEnd = appended_;
     lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
     Status s = writeChunks(batch, sync);
+    const auto took = std::chrono::steady_clock::now() - start;
     lock.lock();
+    if (sync)
+        lastSyncMicros_ = static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(took).count());
     leading_ = false;
     if (!s.ok() && error_.ok())
         error_ = s;
     if (s.ok()) {
+        if (sync)
+            lastBatchRecords_ = batchEnd - synced_;
         written_ = batchEnd;
         ++stats_.batches;
         if (sync) {
@@ -177,6 +185,7 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
     segmentSize_ += framed;
     pendingBytes_ += framed;
     const uint64_t seq = ++appended_;
+    arrived_.notify_one();  // a leader may be waiting to carry it (no syscall without waiters)
     ++stats_.records;
     stats_.bytes += framed;
     if (mode == SyncMode::kFsync)
@@ -190,6 +199,7 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
     // syncs if any record up to there asked for it); the others wait for a
     // batch that covers them.
     bool waited = false;
+    bool delayed = false;
     while (true) {
         if (!error_.ok())
             return error_;
@@ -214,15 +224,22 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
                 done_.notify_all();
                 continue;
             }
-            if (waited && sync) {
-                // Woken by the end of a sync to lead the next one: let the
-                // committers the last batch released append first, so this
-                // sync carries their records too (otherwise two threads take
-                // turns syncing one record each).
+            if (sync && !delayed && (waited || lastBatchRecords_ >= 2)) {
+                // About to lead a sync while others are committing too
+                // (this thread waited for a batch, or the last sync carried
+                // several records): wait a little (a fraction of a sync, at
+                // most 200 us) for the committers the last batch released
+                // to append, so this sync carries their records too;
+                // otherwise two threads take turns syncing one record each
+                // (PostgreSQL's commit_delay, made adaptive). One thread
+                // alone never waits.
                 waited = false;
-                lock.unlock();
-                std::this_thread::yield();
-                lock.lock();
+                delayed = true;
+                const uint64_t before = appended_;
+                const auto delay =
+                    std::chrono::microseconds(std::min<uint64_t>(200, lastSyncMicros_ / 2));
+                arrived_.wait_for(lock, delay,
+                                  [&] { return appended_ != before || !error_.ok(); });
                 continue;
             }
             leadOneBatch(lock, sync);

@@ -105,6 +105,9 @@ class LogWriter {
     const LogWriterOptions options_;
     mutable std::mutex mutex_;
     std::condition_variable done_;
+    std::condition_variable arrived_;  // a record was appended (for a leader's commit delay)
+    uint64_t lastSyncMicros_ = 0;      // how long the newest batch's write + sync took
+    uint64_t lastBatchRecords_ = 0;    // records the newest synced batch carried
     std::vector<Chunk> pending_;  // framed records (and new segments' headers) not yet written
     size_t pendingBytes_ = 0;
     uint64_t appended_ = 0;    // sequence of the newest appended record
