@@ -278,8 +278,11 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
         }
         engine_.log_->oplog().notifyCommit();  // also when a hole closed by rollback
     }
-    if (s.ok())
+    if (s.ok()) {
         applyCommitCounts();
+        if (!txn_.writes().empty())
+            lastCommitTs_ = txn_.commitTs();
+    }
     pending_.clear();
     return s;
 }

@@ -132,6 +132,9 @@ class Session {
     /// (or withTransaction's) retry loop stops with Interrupted. An interrupt
     /// that arrives while no operation runs is forgotten when the next starts.
     void interrupt();
+    /// The commit timestamp of this session's newest commit (explicit or
+    /// implicit) that wrote something; 0 before the first.
+    mvcc::Timestamp lastCommitTs() const { return lastCommitTs_; }
     /// Write conflicts met by the last operation (its retries, for implicit writes).
     uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
     SessionInfo info() const;
@@ -228,6 +231,7 @@ class Session {
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
     uint64_t lastOpWriteConflicts_ = 0;
+    mvcc::Timestamp lastCommitTs_ = mvcc::kNoTimestamp;
     std::atomic<bool> interrupted_{false};
     bool inWithTransaction_ = false;
     int openCursors_ = 0;

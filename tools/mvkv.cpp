@@ -1,0 +1,163 @@
+// mvkv: the shell. Explore snapshots, conflicts, history, the oplog and
+// locks by hand, from several named sessions in one terminal, or script it
+// (--json prints exactly one JSON object per command). docs/shell.md.
+//
+//   mvkv [PATH] [--memory] [--json] [--bail] [-c "CMD; CMD"] [-f FILE] [--sync none|write|fsync]
+//
+// Exit status: 0 when every command succeeded, 1 when any failed (--bail
+// stops at the first), 2 for a bad invocation.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "engine/engine.h"
+#include "tools/shell/line_reader.h"
+#include "tools/shell/output.h"
+#include "tools/shell/shell.h"
+#include "tools/shell/tokenizer.h"
+
+namespace {
+
+int interruptPipe[2] = {-1, -1};
+
+void onSigint(int) {
+    char c = 1;
+    ssize_t ignored = ::write(interruptPipe[1], &c, 1);  // async-signal-safe
+    (void)ignored;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace mvkv;
+    CLI::App app{"mvkv: the mvkv shell. Commands: type `help`; docs/shell.md."};
+    std::string path = "./mvkv-data";
+    bool memory = false, json = false, bail = false;
+    std::string commands, file, sync = "fsync";
+    app.add_option("PATH", path, "data directory (created on first use)");
+    app.add_flag("--memory", memory, "an in-memory engine: no files (and no oplog)");
+    app.add_flag("--json", json, "one JSON object per command on stdout");
+    app.add_flag("--bail", bail, "stop at the first failing command");
+    app.add_option("-c", commands, "run these commands (';' or newlines between them) and exit");
+    app.add_option("-f", file, "run the commands in FILE and exit");
+    app.add_option("--sync", sync, "commit durability on PATH: none, write or fsync (default)")
+        ->check(CLI::IsMember({"none", "write", "fsync"}));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : 2;
+    }
+    if (!commands.empty() && !file.empty()) {
+        fmt::print(stderr, "mvkv: give -c or -f, not both\n");
+        return 2;
+    }
+    std::FILE* script = nullptr;
+    if (!file.empty()) {
+        script = std::fopen(file.c_str(), "rb");
+        if (!script) {
+            fmt::print(stderr, "mvkv: cannot open {}: {}\n", file, std::strerror(errno));
+            return 2;
+        }
+    }
+
+    engine::EngineOptions options;
+    options.inMemory = memory;
+    options.path = memory ? "" : path;
+    options.syncMode = sync == "none"    ? oplog::SyncMode::kNone
+                       : sync == "write" ? oplog::SyncMode::kWrite
+                                         : oplog::SyncMode::kFsync;
+    auto opened = engine::Engine::open(options);
+    if (!opened.ok()) {
+        fmt::print(stderr, "mvkv: cannot open {}: {}: {}\n", memory ? "an in-memory engine" : path,
+                   statusCodeName(opened.status().code()), opened.status().message());
+        return 1;
+    }
+    std::unique_ptr<engine::Engine> engine = std::move(opened).value();
+    int status = 0;
+    {
+        tools::Shell shell(*engine);
+        shell.setSink([json](const tools::Reply& r) { tools::printReply(r, json, stdout, stderr); });
+
+        // Ctrl-C interrupts the running command, as killOp would; the shell stays.
+        if (::pipe2(interruptPipe, O_CLOEXEC) != 0) {
+            fmt::print(stderr, "mvkv: pipe: {}\n", std::strerror(errno));
+            return 1;
+        }
+        struct sigaction sa {};
+        sa.sa_handler = onSigint;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGINT, &sa, nullptr);
+        std::thread watcher([&] {
+            char c;
+            while (::read(interruptPipe[0], &c, 1) == 1 && c == 1)
+                shell.interrupt();
+        });
+
+        const bool interactive = commands.empty() && !script && ::isatty(STDIN_FILENO);
+        std::unique_ptr<tools::LineReader> reader;
+        if (!commands.empty()) {
+            reader = tools::textReader(commands);
+        } else if (script) {
+            reader = tools::streamReader(script);
+        } else if (interactive) {
+            std::vector<std::string> names;
+            for (const auto& c : shell.commands().all())
+                names.push_back(c.name);
+            reader = tools::terminalReader(std::move(names));
+            fmt::print("mvkv shell on {}; type `help` for commands, Ctrl-D to leave\n",
+                       memory ? "an in-memory engine" : path);
+        } else {
+            reader = tools::streamReader(stdin);
+        }
+        bool done = false;
+        while (!done) {
+            std::string prompt = fmt::format("{}:{}> ", shell.db(), shell.sessionName());
+            std::optional<std::string> line = reader->next(prompt);
+            if (!line)
+                break;
+            auto split = tools::splitLine(*line);
+            if (!split.ok()) {
+                tools::Reply r = tools::Reply::error(split.status());
+                r.session = shell.sessionName();
+                tools::printReply(r, json, stdout, stderr);
+                status = 1;
+                if (bail)
+                    break;
+                continue;
+            }
+            for (const tools::Command& cmd : split.value()) {
+                tools::Reply r = shell.execute(cmd);
+                if (r.quit) {
+                    done = true;
+                    break;
+                }
+                tools::printReply(r, json, stdout, stderr);
+                if (!r.status.ok()) {
+                    status = 1;
+                    if (bail) {
+                        done = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if (interactive)
+            fmt::print("\n");
+        char stop = 0;
+        ssize_t ignored = ::write(interruptPipe[1], &stop, 1);
+        (void)ignored;
+        watcher.join();
+    }
+    if (script)
+        std::fclose(script);
+    return status;
+}

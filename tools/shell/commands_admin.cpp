@@ -1,0 +1,349 @@
+// ts, set, history, gc, checkpoint, oplog, tail, locks, status, help, quit/exit.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "lockmgr/lock_mode.h"
+#include "oplog/oplog_cursor.h"
+#include "tools/shell/bytes.h"
+#include "tools/shell/command_table.h"
+#include "tools/shell/shell.h"
+
+namespace mvkv::tools {
+
+namespace {
+
+Reply ts(Shell& sh, const Args&) {
+    mvcc::Timestamps t = sh.engine().timestamps();
+    Reply r;
+    r.fields = {{"clock", t.clock},
+                {"oldest", t.oldest},
+                {"stable", t.stable},
+                {"all_durable", t.allDurable},
+                {"oldest_reader", t.oldestReader},
+                {"pinned", t.pinned}};
+    for (const auto& [name, value] : r.fields.items())
+        r.lines.push_back(fmt::format("{:<14} {}", name, value.get<uint64_t>()));
+    return r;
+}
+
+Reply set(Shell& sh, const Args& a) {
+    const std::string what = lowerCase(a[0].text);
+    auto n = parseNumber(a[1].text, what);
+    if (!n.ok())
+        return Reply::error(n.status());
+    Status s;
+    if (what == "oldest")
+        s = sh.engine().setOldestTimestamp(n.value());
+    else if (what == "stable")
+        s = sh.engine().setStableTimestamp(n.value());
+    else if (what == "lock_timeout_ms")
+        sh.session().setLockTimeout(std::chrono::milliseconds(n.value()));
+    else if (what == "retry_ms")
+        sh.session().setRetryTimeout(std::chrono::milliseconds(n.value()));
+    else
+        s = Status::InvalidArgument(
+            fmt::format("cannot set '{}'; usage: set oldest|stable|lock_timeout_ms|retry_ms N",
+                        a[0].text.substr(0, 40)));
+    if (!s.ok())
+        return Reply::error(s);
+    Reply r;
+    r.fields[what] = n.value();
+    r.lines.push_back(fmt::format("{} = {}", what, n.value()));
+    return r;
+}
+
+std::string stateName(engine::KeyVersion::State s) {
+    switch (s) {
+        case engine::KeyVersion::State::kCommitted:
+            return "committed";
+        case engine::KeyVersion::State::kUncommitted:
+            return "uncommitted";
+        case engine::KeyVersion::State::kAborted:
+            return "aborted";
+    }
+    return "?";
+}
+
+Reply history(Shell& sh, const Args& a) {
+    auto versions = sh.session().keyHistory(sh.ns(a[0]), a[1].text);
+    if (!versions.ok())
+        return Reply::error(versions.status());
+    Reply r;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    r.lines.push_back(fmt::format("{:>8} {:>8} {:>7} {:<11} {:<8} {}", "start", "stop", "txn",
+                                  "state", "where", "value"));
+    for (const engine::KeyVersion& v : versions.value()) {
+        const std::string where =
+            v.where == engine::KeyVersion::Where::kChain ? "chain" : "history";
+        nlohmann::ordered_json item = {{"startTs", v.startTs}, {"stopTs", v.stopTs},
+                                       {"txnId", v.txnId},     {"state", stateName(v.state)},
+                                       {"where", where},       {"deleted", v.tombstone}};
+        if (!v.tombstone)
+            item["value"] = bytesToJson(v.value);
+        list.push_back(std::move(item));
+        r.lines.push_back(fmt::format(
+            "{:>8} {:>8} {:>7} {:<11} {:<8} {}", v.startTs ? std::to_string(v.startTs) : "-",
+            v.stopTs ? std::to_string(v.stopTs) : "-", v.txnId, stateName(v.state), where,
+            v.tombstone ? "(deleted)" : displayBytes(v.value, 200)));
+    }
+    if (versions.value().empty())
+        r.lines = {"(no versions)"};
+    r.fields["versions"] = std::move(list);
+    return r;
+}
+
+Reply gc(Shell& sh, const Args&) {
+    sh.engine().sweepHistory();
+    engine::EngineStats st = sh.engine().stats();
+    Reply r;
+    r.fields = {{"historyEntries", st.history.entries},
+                {"versionsMoved", st.history.versionsMoved},
+                {"versionsFreed", st.history.versionsFreed},
+                {"pinned", st.history.pinned}};
+    r.lines.push_back(fmt::format(
+        "swept: {} history entries; {} versions moved and {} freed so far; "
+        "pinned at timestamp {}",
+        st.history.entries, st.history.versionsMoved, st.history.versionsFreed, st.history.pinned));
+    return r;
+}
+
+Reply checkpoint(Shell& sh, const Args&) {
+    if (Status s = sh.engine().checkpoint(); !s.ok())
+        return Reply::error(s);
+    engine::CheckpointStats c = sh.engine().stats().checkpoint;
+    Reply r;
+    r.fields = {{"timestamp", c.lastTs}, {"entries", c.lastEntries}, {"bytes", c.lastBytes}};
+    r.lines.push_back(fmt::format("checkpoint {} at timestamp {}: {} keys, {} bytes", c.lastNumber,
+                                  c.lastTs, c.lastEntries, c.lastBytes));
+    return r;
+}
+
+nlohmann::ordered_json entryJson(const oplog::OplogEntry& e) {
+    nlohmann::ordered_json j = {{"ts", e.ts},
+                                {"txnId", e.txnId},
+                                {"op", std::string(1, static_cast<char>(e.op))},
+                                {"ns", e.ns}};
+    if (e.op == oplog::OpType::kCommand) {
+        j["command"] = e.value;
+    } else {
+        j["key"] = bytesToJson(e.key);
+        if (e.op != oplog::OpType::kDelete)
+            j["value"] = bytesToJson(e.value);
+    }
+    return j;
+}
+
+std::string entryLine(const oplog::OplogEntry& e) {
+    if (e.op == oplog::OpType::kCommand)
+        return fmt::format("{:>8}  c  {:<24} {}", e.ts, e.ns, e.value);
+    return fmt::format("{:>8}  {}  {:<24} {}{}", e.ts, static_cast<char>(e.op), e.ns,
+                       displayBytes(e.key, 60),
+                       e.op == oplog::OpType::kDelete ? "" : " = " + displayBytes(e.value, 120));
+}
+
+// "from=TS", "limit=N", "ns=NS" options of oplog and tail.
+Status oplogOptions(const Args& a, bool allowFromLimit, oplog::OplogCursorOptions* o,
+                    uint64_t* limit) {
+    for (const Token& t : a) {
+        std::string name, value;
+        if (!splitOption(t.text, &name, &value) || (!allowFromLimit && name != "ns") ||
+            (name != "from" && name != "limit" && name != "ns"))
+            return Status::InvalidArgument(
+                fmt::format("unexpected '{}'; usage: {}", t.text.substr(0, 40),
+                            allowFromLimit ? "oplog [from=TS] [limit=N] [ns=NS]" : "tail [ns=NS]"));
+        if (name == "ns") {
+            o->ns = value;
+            continue;
+        }
+        auto n = parseNumber(value, name);
+        if (!n.ok())
+            return n.status();
+        (name == "from" ? o->from : *limit) = n.value();
+    }
+    return Status::OK();
+}
+
+Reply oplogCmd(Shell& sh, const Args& a) {
+    oplog::OplogCursorOptions o;
+    uint64_t limit = 100;
+    if (Status s = oplogOptions(a, true, &o, &limit); !s.ok())
+        return Reply::error(s);
+    auto cursor = sh.engine().openOplogCursor(o);
+    if (!cursor.ok())
+        return Reply::error(cursor.status());
+    if (auto* log = sh.engine().oplog())
+        log->refreshVisibility();
+    std::vector<oplog::OplogEntry> entries;
+    while (entries.size() < limit) {
+        size_t before = entries.size();
+        if (Status s = cursor.value()->next(&entries, limit - entries.size()); !s.ok())
+            return Reply::error(s);
+        if (entries.size() == before)
+            break;
+    }
+    if (entries.size() > limit)
+        entries.resize(limit);
+    Reply r;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& e : entries) {
+        list.push_back(entryJson(e));
+        r.lines.push_back(entryLine(e));
+    }
+    r.fields["entries"] = std::move(list);
+    if (entries.empty())
+        r.lines.push_back("(no entries)");
+    return r;
+}
+
+Reply tail(Shell& sh, const Args& a) {
+    oplog::OplogCursorOptions o;
+    uint64_t unused = 0;
+    if (Status s = oplogOptions(a, false, &o, &unused); !s.ok())
+        return Reply::error(s);
+    auto* log = sh.engine().oplog();
+    if (!log)
+        return Reply::error(
+            Status::IllegalOperation("an in-memory engine has no oplog; open the shell on a path"));
+    o.from = log->refreshVisibility() + 1;  // new entries only
+    auto cursor = sh.engine().openOplogCursor(o);
+    if (!cursor.ok())
+        return Reply::error(cursor.status());
+    uint64_t n = 0;
+    std::vector<oplog::OplogEntry> entries;
+    while (!sh.interrupted()) {
+        entries.clear();
+        if (Status s = cursor.value()->next(&entries, 100, std::chrono::milliseconds(100)); !s.ok())
+            return Reply::error(s);
+        for (const auto& e : entries) {
+            Reply item;
+            item.cmd = "tail";
+            item.session = sh.sessionName();
+            item.fields["entry"] = entryJson(e);
+            item.lines.push_back(entryLine(e));
+            sh.emit(item);
+            ++n;
+        }
+    }
+    Reply r;
+    r.fields["entries"] = n;
+    r.lines.push_back(fmt::format("({} entr{} followed)", n, n == 1 ? "y" : "ies"));
+    return r;
+}
+
+Reply locks(Shell& sh, const Args&) {
+    Reply r;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    auto holder = [&](const lockmgr::LockHeadInfo::Entry& e) {
+        std::string who = sh.sessionOfLocker(e.locker);
+        return who.empty() ? fmt::format("locker {}", e.locker) : who;
+    };
+    r.lines.push_back(fmt::format("{:<32} {:<36} {}", "resource", "granted", "waiting"));
+    for (const lockmgr::LockHeadInfo& h : sh.engine().lockManager().dump()) {
+        if (h.granted.empty() && h.waiting.empty())
+            continue;
+        nlohmann::ordered_json granted = nlohmann::ordered_json::array();
+        nlohmann::ordered_json waiting = nlohmann::ordered_json::array();
+        std::vector<std::string> g, w;
+        for (const auto& e : h.granted) {
+            granted.push_back({{"session", holder(e)}, {"mode", lockmgr::modeName(e.mode)}});
+            g.push_back(fmt::format("{}:{}", holder(e), lockmgr::modeName(e.mode)));
+        }
+        for (const auto& e : h.waiting) {
+            waiting.push_back({{"session", holder(e)}, {"mode", lockmgr::modeName(e.mode)}});
+            w.push_back(fmt::format("{}:{}", holder(e), lockmgr::modeName(e.mode)));
+        }
+        list.push_back({{"resource", h.name}, {"granted", granted}, {"waiting", waiting}});
+        r.lines.push_back(
+            fmt::format("{:<32} {:<36} {}", h.name, fmt::join(g, " "), fmt::join(w, " ")));
+    }
+    r.fields["locks"] = std::move(list);
+    return r;
+}
+
+Reply status(Shell& sh, const Args& a) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::parse(sh.engine().statsJson());
+    Reply r;
+    if (a.empty()) {
+        r.fields["status"] = all;
+    } else {
+        if (!all.contains(a[0].text))
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("no status section '{}'; there are: {}", a[0].text.substr(0, 40), [&] {
+                    std::vector<std::string> names;
+                    for (const auto& [k, v] : all.items())
+                        names.push_back(k);
+                    return fmt::format("{}", fmt::join(names, ", "));
+                }())));
+        r.fields["status"] = all[a[0].text];
+    }
+    std::string text = r.fields["status"].dump(2);
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t nl = text.find('\n', start);
+        r.lines.push_back(
+            text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+        if (nl == std::string::npos)
+            break;
+        start = nl + 1;
+    }
+    return r;
+}
+
+Reply help(Shell& sh, const Args& a) {
+    Reply r;
+    if (!a.empty()) {
+        const CommandSpec* c = sh.commands().find(a[0].text);
+        if (!c)
+            return Reply::error(
+                Status::InvalidArgument(fmt::format("no command '{}'", a[0].text.substr(0, 40))),
+                "type `help` for the list of commands");
+        r.fields["usage"] = c->usage;
+        r.fields["summary"] = c->summary;
+        r.lines = {"usage: " + c->usage, "  " + c->summary};
+        return r;
+    }
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const CommandSpec& c : sh.commands().all()) {
+        list.push_back({{"usage", c.usage}, {"summary", c.summary}});
+        r.lines.push_back(fmt::format("  {:<44} {}", c.usage, c.summary));
+    }
+    r.lines.push_back(
+        "Keys and values are words or \"quoted strings\" (\\\" and \\\\ escape); ';' separates "
+        "commands.");
+    r.fields["commands"] = std::move(list);
+    return r;
+}
+
+Reply quit(Shell&, const Args&) {
+    Reply r;
+    r.quit = true;
+    return r;
+}
+
+}  // namespace
+
+void addAdminCommands(CommandTable& t) {
+    t.add({"ts", "ts", "the timestamps: clock, oldest, stable, all_durable, oldest_reader, pinned",
+           0, 0, ts});
+    t.add({"set", "set oldest|stable|lock_timeout_ms|retry_ms N",
+           "move a timestamp, or this session's lock timeout / write-conflict retry deadline", 2, 2,
+           set});
+    t.add({"history", "history COLL KEY",
+           "every version of KEY, newest first, from the update chain and the history store", 2, 2,
+           history});
+    t.add({"gc", "gc", "run the history sweep now", 0, 0, gc});
+    t.add({"checkpoint", "checkpoint", "write a checkpoint now (at the stable timestamp)", 0, 0,
+           checkpoint});
+    t.add({"oplog", "oplog [from=TS] [limit=N] [ns=NS]",
+           "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
+    t.add({"tail", "tail [ns=NS]", "follow new oplog entries until Ctrl-C", 0, 1, tail});
+    t.add({"locks", "locks", "the lock table: resources, granted modes and waiters", 0, 0, locks});
+    t.add(
+        {"status", "status [SECTION]", "every statistic, as JSON (or one section)", 0, 1, status});
+    t.add({"help", "help [COMMAND]", "this list, or one command's usage", 0, 1, help});
+    t.add({"quit", "quit", "leave the shell (also exit, Ctrl-D)", 0, 0, quit});
+    t.add({"exit", "exit", "leave the shell", 0, 0, quit});
+}
+
+}  // namespace mvkv::tools

@@ -1,0 +1,126 @@
+// begin, commit, abort, session, sessions.
+#include <fmt/format.h>
+
+#include "tools/shell/command_table.h"
+#include "tools/shell/shell.h"
+
+namespace mvkv::tools {
+
+namespace {
+
+nlohmann::ordered_json tsOrNull(mvcc::Timestamp ts) {
+    return ts == mvcc::kNoTimestamp ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts);
+}
+
+Reply begin(Shell& sh, const Args& a) {
+    engine::TxnOptions o;
+    for (const Token& t : a) {
+        std::string name, value;
+        if (splitOption(t.text, &name, &value) && name == "read_ts") {
+            auto n = parseNumber(value, "read_ts");
+            if (!n.ok())
+                return Reply::error(n.status());
+            o.readTs = n.value();
+        } else if (lowerCase(t.text) == "roundup") {
+            o.roundUpReadTs = true;
+        } else {
+            return Reply::error(Status::InvalidArgument(fmt::format(
+                "unexpected '{}'; usage: begin [read_ts=N] [roundup]", t.text.substr(0, 40))));
+        }
+    }
+    if (Status s = sh.session().begin(o); !s.ok())
+        return Reply::error(s);
+    engine::SessionInfo info = sh.session().info();
+    Reply r;
+    r.fields["readTs"] = tsOrNull(info.readTs);
+    r.lines.push_back(info.readTs
+                          ? fmt::format("transaction begun, reading at timestamp {}", info.readTs)
+                          : "transaction begun, reading the newest commits");
+    return r;
+}
+
+Reply commit(Shell& sh, const Args& a) {
+    std::optional<mvcc::Timestamp> ts;
+    if (!a.empty()) {
+        std::string name, value;
+        if (!splitOption(a[0].text, &name, &value) || name != "commit_ts")
+            return Reply::error(Status::InvalidArgument(fmt::format(
+                "unexpected '{}'; usage: commit [commit_ts=N]", a[0].text.substr(0, 40))));
+        auto n = parseNumber(value, "commit_ts");
+        if (!n.ok())
+            return Reply::error(n.status());
+        ts = n.value();
+    }
+    const size_t writes = sh.session().info().writes;
+    if (Status s = sh.session().commit(ts); !s.ok())
+        return Reply::error(s);
+    Reply r;
+    mvcc::Timestamp committed = writes ? sh.session().lastCommitTs() : mvcc::kNoTimestamp;
+    r.fields["commitTs"] = tsOrNull(committed);
+    r.fields["writes"] = writes;
+    r.lines.push_back(committed ? fmt::format("committed at timestamp {} ({} write{})", committed,
+                                              writes, writes == 1 ? "" : "s")
+                                : "committed (read-only)");
+    return r;
+}
+
+Reply abort(Shell& sh, const Args&) {
+    if (Status s = sh.session().abort(); !s.ok())
+        return Reply::error(s);
+    Reply r;
+    r.lines.push_back("aborted");
+    return r;
+}
+
+Reply session(Shell& sh, const Args& a) {
+    const std::string& name = a[0].text;
+    if (name.empty() || name.size() > 64 || name.find_first_of(" \t\r\n\"\\;") != std::string::npos)
+        return Reply::error(Status::InvalidArgument(
+            "a session name is 1 to 64 characters without spaces, quotes or ';'"));
+    bool created = sh.useSession(name);
+    Reply r;
+    r.session = name;
+    r.fields["created"] = created;
+    r.lines.push_back(
+        fmt::format("{} session {}", created ? "created and switched to" : "switched to", name));
+    return r;
+}
+
+Reply sessions(Shell& sh, const Args&) {
+    Reply r;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    r.lines.push_back(fmt::format("  {:<16} {:<14} {:>8} {:>8} {:>7}", "session", "state",
+                                  "read_ts", "txn_id", "writes"));
+    for (const auto& [name, s] : sh.sessions()) {
+        engine::SessionInfo i = s->info();
+        list.push_back({{"name", name},
+                        {"current", name == sh.sessionName()},
+                        {"inTransaction", i.inTransaction},
+                        {"readTs", tsOrNull(i.readTs)},
+                        {"txnId", i.txnId},
+                        {"writes", i.writes}});
+        r.lines.push_back(fmt::format(
+            "{} {:<16} {:<14} {:>8} {:>8} {:>7}", name == sh.sessionName() ? "*" : " ", name,
+            i.inTransaction ? "in transaction" : "idle", i.readTs ? std::to_string(i.readTs) : "-",
+            i.txnId ? std::to_string(i.txnId) : "-", i.writes));
+    }
+    r.fields["sessions"] = std::move(list);
+    return r;
+}
+
+}  // namespace
+
+void addTxnCommands(CommandTable& t) {
+    t.add({"begin", "begin [read_ts=N] [roundup]",
+           "start a transaction (a snapshot; at read_ts when given; roundup: below oldest reads at "
+           "oldest)",
+           0, 2, begin});
+    t.add({"commit", "commit [commit_ts=N]",
+           "commit the transaction (at commit_ts, or the clock's next)", 0, 1, commit});
+    t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
+    t.add({"session", "session NAME",
+           "switch to session NAME, creating it (its own transaction and locks)", 1, 1, session});
+    t.add({"sessions", "sessions", "list sessions with their transaction state", 0, 0, sessions});
+}
+
+}  // namespace mvkv::tools

@@ -1,0 +1,28 @@
+// LineReader: where the shell's lines come from. Interactive: libedit
+// (line editing, history in ~/.mvkv_history, tab completion of command
+// names); otherwise a stream (stdin or -f FILE) or the -c text.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mvkv::tools {
+
+class LineReader {
+  public:
+    virtual ~LineReader() = default;
+    /// The next line without its newline; nullopt at the end (Ctrl-D).
+    virtual std::optional<std::string> next(const std::string& prompt) = 0;
+};
+
+/// libedit on the terminal; `commands` are completed with Tab.
+std::unique_ptr<LineReader> terminalReader(std::vector<std::string> commands);
+/// Lines of a stream (binary-safe: a line may hold any byte but newline).
+std::unique_ptr<LineReader> streamReader(std::FILE* in);
+/// The lines of `text`.
+std::unique_ptr<LineReader> textReader(std::string text);
+
+}  // namespace mvkv::tools
