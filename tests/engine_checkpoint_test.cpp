@@ -26,14 +26,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EngineOptions onDisk(const std::string& path, oplog::SyncMode mode = oplog::SyncMode::kWrite) {
-    EngineOptions o;
-    o.path = path;
-    o.syncMode = mode;
-    o.historySweepInterval = 0ms;
-    o.checkpointInterval = 0ms;
-    return o;
-}
 
 std::string readAt(Engine& e, std::string_view ns, std::string_view key, mvcc::Timestamp ts) {
     auto s = e.openSession();
@@ -60,7 +52,7 @@ void flipByte(const std::string& path, uint64_t offset) {
 TEST_CASE("checkpoint: reopen loads it and replays only what came after; old reads go down to it") {
     TempDir dir("mvkv-checkpoint-test");
     {
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = engine->openSession();
         mustOk(s->createCollection("app.users"));
         mustOk(s->begin());
@@ -89,7 +81,7 @@ TEST_CASE("checkpoint: reopen loads it and replays only what came after; old rea
         mustOk(s->put("app.users", "dave", "d40"));
         mustOk(s->commit(40));
     }
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
     const RecoveryStats& r = engine->recovery();
     CHECK(r.checkpointLoaded);
     CHECK(r.checkpointTs == 20);
@@ -111,7 +103,7 @@ TEST_CASE("checkpoint: reopen loads it and replays only what came after; old rea
 TEST_CASE("checkpoint: with no stable timestamp it is taken at all_durable") {
     TempDir dir("mvkv-checkpoint-test");
     {
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = engine->openSession();
         mustOk(s->createCollection("db.c"));
         for (int i = 0; i < 100; ++i)
@@ -121,7 +113,7 @@ TEST_CASE("checkpoint: with no stable timestamp it is taken at all_durable") {
         CHECK(engine->stats().checkpoint.lastTs == engine->timestamps().allDurable);
         mustOk(s->put("db.c", "k0", "after"));
     }
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
     CHECK(engine->recovery().checkpointEntries == 100);
     CHECK(engine->recovery().recordsReplayed == 1);
     auto s = engine->openSession();
@@ -132,7 +124,7 @@ TEST_CASE("checkpoint: with no stable timestamp it is taken at all_durable") {
 TEST_CASE("checkpoint: a write to a collection dropped and re-created before the checkpoint stays dropped") {
     TempDir dir("mvkv-checkpoint-test");
     {
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = engine->openSession();
         mustOk(s->createCollection("db.x"));
         mustOk(s->put("db.x", "k0", "v0"));
@@ -144,7 +136,7 @@ TEST_CASE("checkpoint: a write to a collection dropped and re-created before the
         mustOk(s->put("db.x", "new", "of the new one"));
         mustOk(engine->checkpoint());
     }
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
     auto s = engine->openSession();
     CHECK(scanAll(*s, "db.x") == "new=of the new one");
 }
@@ -152,7 +144,7 @@ TEST_CASE("checkpoint: a write to a collection dropped and re-created before the
 TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous one") {
     TempDir dir("mvkv-checkpoint-test");
     {
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = engine->openSession();
         mustOk(s->createCollection("db.c"));
         mustOk(s->put("db.c", "a", "1"));
@@ -170,7 +162,7 @@ TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous on
         CAPTURE(offset);
         flipByte(newest, offset);
         {
-            auto engine = openEngine(onDisk(dir.path));
+            auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
             const RecoveryStats& r = engine->recovery();
             CHECK(r.checkpointsSkipped == 1);
             CHECK(r.checkpointNumber == listed.value().back().number);
@@ -178,7 +170,7 @@ TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous on
             CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2,c=3");
         }
         flipByte(newest, offset);  // repaired: the newest is used again
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         CHECK(engine->recovery().checkpointsSkipped == 0);
         CHECK(engine->recovery().checkpointNumber == listed.value().front().number);
     }
@@ -188,7 +180,7 @@ TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous on
     REQUIRE(all.ok());
     for (const auto& f : all.value())
         flipByte(f.path, 30);
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
     CHECK_FALSE(engine->recovery().checkpointLoaded);
     CHECK(engine->recovery().checkpointsSkipped >= 2);
     CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2,c=3");
@@ -196,7 +188,7 @@ TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous on
 
 TEST_CASE("checkpoint: every checkpoint corrupt after the oplog was capped is refused, clearly") {
     TempDir dir("mvkv-checkpoint-test");
-    EngineOptions o = onDisk(dir.path);
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kWrite);
     o.oplogSegmentBytes = 4096;
     o.oplogCapBytes = 8192;
     o.checkpointsKept = 1;
@@ -283,7 +275,7 @@ TEST_CASE("checkpoint: SIGKILL during checkpoints loses no acknowledged commit")
         waitpid(child, &status, 0);
         close(ack[0]);
         REQUIRE(WIFSIGNALED(status));
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = engine->openSession();
         for (const std::string& n : acked) {
             CHECK_MESSAGE(getOr(*s, "db.c", "a" + n) == n, "acknowledged commit ", n, " lost");

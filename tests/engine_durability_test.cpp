@@ -29,13 +29,6 @@ using mvkv::testing::TempDir;
 
 namespace {
 
-EngineOptions onDisk(const std::string& path, oplog::SyncMode mode = oplog::SyncMode::kFsync) {
-    EngineOptions o;
-    o.path = path;
-    o.syncMode = mode;
-    o.historySweepInterval = std::chrono::milliseconds(0);
-    return o;
-}
 
 std::string newestSegment(const std::string& dir) {
     std::string best;
@@ -55,7 +48,7 @@ std::string newestSegment(const std::string& dir) {
 TEST_CASE("durability: commits, deletes and collections survive a close; aborted work does not") {
     TempDir dir("mvkv-durability-test");
     {
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
         CHECK(engine->recovery().durable);
         auto s = engine->openSession();
         mustOk(s->createCollection("app.users"));
@@ -81,7 +74,7 @@ TEST_CASE("durability: commits, deletes and collections survive a close; aborted
         mustOk(s->abort());
         mustOk(s->dropCollection("app.gone"));
     }
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
     CHECK(engine->recovery().recordsReplayed > 0);
     CHECK_FALSE(engine->recovery().tailCut);
     auto s = engine->openSession();
@@ -100,7 +93,7 @@ TEST_CASE("durability: commits, deletes and collections survive a close; aborted
     mustOk(s->put("app.users", "frank", "6"));
     s.reset();
     engine.reset();
-    auto again = openEngine(onDisk(dir.path));
+    auto again = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
     auto s2 = again->openSession();
     CHECK(getOr(*s2, "app.users", "frank") == "6");
     CHECK(getOr(*s2, "app.users", "bob") == "2b");
@@ -118,7 +111,7 @@ TEST_CASE("durability: a torn last record is cut and reported; everything before
     std::string seg = newestSegment(dir.path);
     REQUIRE(!seg.empty());
     std::filesystem::resize_file(seg, std::filesystem::file_size(seg) - 5);
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
     const RecoveryStats& r = engine->recovery();
     CHECK(r.tailCut);
     CHECK(r.cutBytes > 0);
@@ -130,7 +123,7 @@ TEST_CASE("durability: a torn last record is cut and reported; everything before
     mustOk(s->put("db.c", "k9", "again"));
     s.reset();
     engine.reset();
-    auto reopened = openEngine(onDisk(dir.path));
+    auto reopened = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
     CHECK_FALSE(reopened->recovery().tailCut);
     CHECK(getOr(*reopened->openSession(), "db.c", "k9") == "again");
 }
@@ -150,7 +143,7 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
         REQUIRE(child >= 0);
         if (child == 0) {
             close(ack[0]);
-            auto opened = Engine::open(onDisk(dir.path));
+            auto opened = Engine::open(onDisk(dir.path, oplog::SyncMode::kFsync));
             if (!opened.ok())
                 _exit(2);
             auto engine = std::move(opened).value();
@@ -212,7 +205,7 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
         waitpid(child, &status, 0);
         close(ack[0]);
         REQUIRE(WIFSIGNALED(status));
-        auto engine = openEngine(onDisk(dir.path));
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
         auto s = engine->openSession();
         // A pair is put once and only deleted after that put was
         // acknowledged. So an acknowledged delete leaves it absent for good,
@@ -246,27 +239,27 @@ TEST_CASE("durability: foreign, locked and other-version directories are refused
     std::string foreign = dir.path + "/foreign";
     std::filesystem::create_directories(foreign);
     std::ofstream(foreign + "/data.txt") << "someone else's";
-    auto refused = Engine::open(onDisk(foreign));
+    auto refused = Engine::open(onDisk(foreign, oplog::SyncMode::kFsync));
     CHECK(refused.status().code() == StatusCode::kInvalidArgument);
     CHECK(refused.status().message().find("not an mvkv data directory") != std::string::npos);
     CHECK(std::filesystem::exists(foreign + "/data.txt"));
     // Locked by an open engine.
     std::string mine = dir.path + "/mine";
     {
-        auto first = openEngine(onDisk(mine));
-        auto second = Engine::open(onDisk(mine));
+        auto first = openEngine(onDisk(mine, oplog::SyncMode::kFsync));
+        auto second = Engine::open(onDisk(mine, oplog::SyncMode::kFsync));
         CHECK(second.status().code() == StatusCode::kIllegalOperation);
         CHECK(second.status().message().find("in use") != std::string::npos);
     }
-    openEngine(onDisk(mine));  // free again once the first is closed
+    openEngine(onDisk(mine, oplog::SyncMode::kFsync));  // free again once the first is closed
     // Another format version.
     std::ofstream(mine + "/MVKV", std::ios::trunc) << "mvkv data directory\nformat 99\n";
-    auto future = Engine::open(onDisk(mine));
+    auto future = Engine::open(onDisk(mine, oplog::SyncMode::kFsync));
     CHECK(future.status().code() == StatusCode::kInvalidArgument);
     CHECK(future.status().message().find("format 99") != std::string::npos);
     // An in-memory engine with a path writes nothing there.
     std::string memory = dir.path + "/memory";
-    EngineOptions o = onDisk(memory);
+    EngineOptions o = onDisk(memory, oplog::SyncMode::kFsync);
     o.inMemory = true;
     auto inMemory = openEngine(o);
     CHECK_FALSE(inMemory->recovery().durable);
@@ -315,7 +308,7 @@ TEST_CASE("durability: the last record cut at every byte offset recovers to the 
         copyDataDir(dir.path, scratch);
         std::filesystem::resize_file(scratch + "/" + std::filesystem::path(seg).filename().string(),
                                      cut);
-        auto engine = openEngine(onDisk(scratch));
+        auto engine = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
         const RecoveryStats& r = engine->recovery();
         CHECK(r.tailCut == (cut > lastOffset));
         if (cut > lastOffset) {

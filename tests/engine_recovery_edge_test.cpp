@@ -27,14 +27,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EngineOptions onDisk(const std::string& path, oplog::SyncMode mode = oplog::SyncMode::kWrite) {
-    EngineOptions o;
-    o.path = path;
-    o.syncMode = mode;
-    o.historySweepInterval = 0ms;
-    o.checkpointInterval = 0ms;
-    return o;
-}
 
 EngineOptions smallSegmentsNoSync(const std::string& path) {
     EngineOptions o = onDisk(path, oplog::SyncMode::kNone);
@@ -48,7 +40,7 @@ TEST_CASE("edge: a segment cut away at recovery leaves no numbering gap for the 
     TempDir dir("mvkv-edge-test");
     uint64_t seg;
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         mustOk(s->createCollection("a.b"));
         mustOk(s->put("a.b", "k1", "v1"));
@@ -57,14 +49,14 @@ TEST_CASE("edge: a segment cut away at recovery leaves no numbering gap for the 
     // crash right after the writer created the next segment file (before its header)
     { std::ofstream(dir.path + "/" + oplog::segmentFileName(seg + 1)); }
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         CHECK(e->recovery().tailCut);
         auto s = e->openSession();
         CHECK(getOr(*s, "a.b", "k1") == "v1");
         mustOk(s->put("a.b", "k2", "v2"));  // acknowledged (write mode)
     }
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         CHECK(getOr(*s, "a.b", "k2") == "v2");
     }
@@ -73,7 +65,7 @@ TEST_CASE("edge: a segment cut away at recovery leaves no numbering gap for the 
 TEST_CASE("edge: a transaction over two collections, the first dropped before the checkpoint, keeps the other write") {
     TempDir dir("mvkv-edge-test");
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         mustOk(s->createCollection("a.gone"));
         mustOk(s->createCollection("a.keep"));
@@ -89,7 +81,7 @@ TEST_CASE("edge: a transaction over two collections, the first dropped before th
         mustOk(e->checkpoint());  // C = stable = 5
     }
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         CHECK(getOr(*s, "a.keep", "k") == "v");
     }
@@ -98,7 +90,7 @@ TEST_CASE("edge: a transaction over two collections, the first dropped before th
 TEST_CASE("edge: a transaction over two collections, the second dropped before the checkpoint, still opens") {
     TempDir dir("mvkv-edge-test");
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         mustOk(s->createCollection("a.gone"));
         mustOk(s->createCollection("a.keep"));
@@ -114,14 +106,14 @@ TEST_CASE("edge: a transaction over two collections, the second dropped before t
         mustOk(e->checkpoint());
     }
     {
-        auto r = Engine::open(onDisk(dir.path));
+        auto r = Engine::open(onDisk(dir.path, oplog::SyncMode::kWrite));
         CHECK_MESSAGE(r.ok(), r.status().toString());
     }
 }
 
 TEST_CASE("edge: a commit below what an oplog reader read is refused, even holding an equal timestamp") {
     TempDir dir("mvkv-edge-test");
-    auto e = openEngine(onDisk(dir.path));
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
     auto s = e->openSession();
     auto h = e->openSession();
     mustOk(s->createCollection("a.b"));
@@ -156,7 +148,7 @@ TEST_CASE("edge: a commit below what an oplog reader read is refused, even holdi
 
 TEST_CASE("edge: checkpointsKept = 0 is refused (it would leave a capped log with no checkpoint)") {
     TempDir dir("mvkv-edge-test");
-    EngineOptions o = onDisk(dir.path);
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kWrite);
     o.checkpointsKept = 0;
     auto r = Engine::open(o);
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
@@ -166,7 +158,7 @@ TEST_CASE("edge: checkpointsKept = 0 is refused (it would leave a capped log wit
 TEST_CASE("edge: a drop waiting to log does not change the catalog under a checkpoint") {
     TempDir dir("mvkv-edge-test");
     {
-        auto e = openEngine(onDisk(dir.path));
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
         mustOk(s->createCollection("a.c"));
         mustOk(s->begin());
@@ -197,14 +189,14 @@ TEST_CASE("edge: a drop waiting to log does not change the catalog under a check
         dropper.join();
         CHECK(e->listCollections("a").empty());
     }
-    auto r = Engine::open(onDisk(dir.path));
+    auto r = Engine::open(onDisk(dir.path, oplog::SyncMode::kWrite));
     REQUIRE_MESSAGE(r.ok(), r.status().toString());
     CHECK(r.value()->listCollections("a").empty());
 }
 
 TEST_CASE("edge: a create that cannot take the oplog's lock changes nothing") {
     TempDir dir("mvkv-edge-test");
-    EngineOptions o = onDisk(dir.path);
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kWrite);
     o.lockTimeout = std::chrono::milliseconds(50);
     {
         auto e = openEngine(o);

@@ -28,14 +28,6 @@ namespace {
 
 using KeyValues = std::map<std::string, std::string>;
 
-EngineOptions onDisk(const std::string& path) {
-    EngineOptions o;
-    o.path = path;
-    o.syncMode = oplog::SyncMode::kNone;
-    o.historySweepInterval = 0ms;
-    o.checkpointInterval = 0ms;
-    return o;
-}
 
 EngineOptions inMemory() {
     EngineOptions o;
@@ -118,7 +110,7 @@ struct Failures {
 
 TEST_CASE("replica: refuses impossible starts") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto memory = openEngine(inMemory());
     ReplicaOptions none;
     none.workers = 0;
@@ -130,7 +122,7 @@ TEST_CASE("replica: refuses impossible starts") {
 
 TEST_CASE("replica: holds the primary's data and catalog once it has applied its last write") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto secondary = openEngine(inMemory());
     auto applier = startReplica(*primary, *secondary);
     auto s = primary->openSession();
@@ -191,7 +183,7 @@ TEST_CASE("replica: holds the primary's data and catalog once it has applied its
 
 TEST_CASE("replica: a reader at readOptions() sees the primary at that timestamp, no half pair") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto secondary = openEngine(inMemory());
     auto setup = primary->openSession();
     for (const char* ns : {"app.a", "app.b", "app.hot"})
@@ -300,7 +292,7 @@ TEST_CASE("replica: a reader at readOptions() sees the primary at that timestamp
 
 TEST_CASE("replica: one worker and four apply the same, in any batch size") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto one = openEngine(inMemory());
     auto four = openEngine(inMemory());
     // Batches of one record: the peek must keep the two records that share
@@ -353,7 +345,7 @@ TEST_CASE("replica: one worker and four apply the same, in any batch size") {
 
 TEST_CASE("replica: stopped and destroyed appliers join while the primary writes; then resume") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto secondary = openEngine(inMemory());
     auto setup = primary->openSession();
     mustOk(setup->createCollection("db.c"));
@@ -406,7 +398,7 @@ TEST_CASE("replica: stopped and destroyed appliers join while the primary writes
 
 TEST_CASE("replica: a drop waits for the secondary's readers, and stop() does not wait for them") {
     TempDir dir("mvkv-replica-test");
-    auto primary = openEngine(onDisk(dir.path));
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto secondary = openEngine(inMemory());
     auto s = primary->openSession();
     mustOk(s->createCollection("db.c"));
@@ -432,7 +424,7 @@ TEST_CASE("replica: a drop waits for the secondary's readers, and stop() does no
 
 TEST_CASE("replica: one that starts behind the capped oplog gets CappedPositionLost") {
     TempDir dir("mvkv-replica-test");
-    EngineOptions o = onDisk(dir.path);
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kNone);
     o.oplogSegmentBytes = 4096;
     o.oplogCapBytes = 16 * 1024;
     o.checkpointsKept = 1;

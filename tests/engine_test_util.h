@@ -15,6 +15,17 @@ namespace mvkv::engine::testing {
 
 using ::mvkv::testing::mustOk;
 
+/// A durable engine on `path` committing with `mode`, with no background
+/// history sweep or checkpoints (tests run them on demand).
+inline EngineOptions onDisk(const std::string& path, oplog::SyncMode mode) {
+    EngineOptions o;
+    o.path = path;
+    o.syncMode = mode;
+    o.historySweepInterval = std::chrono::milliseconds(0);
+    o.checkpointInterval = std::chrono::milliseconds(0);
+    return o;
+}
+
 inline std::unique_ptr<Engine> openEngine(EngineOptions options = {}) {
     auto e = Engine::open(std::move(options));
     REQUIRE_MESSAGE(e.ok(), e.status().toString());

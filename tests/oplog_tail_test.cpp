@@ -20,14 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EngineOptions onDisk(const std::string& path) {
-    EngineOptions o;
-    o.path = path;
-    o.syncMode = oplog::SyncMode::kNone;
-    o.historySweepInterval = 0ms;
-    o.checkpointInterval = 0ms;
-    return o;
-}
 
 std::unique_ptr<oplog::OplogCursor> cursor(Engine& e, mvcc::Timestamp from = 0,
                                            std::string ns = "") {
@@ -55,7 +47,7 @@ std::string drain(oplog::OplogCursor& c) {
 
 TEST_CASE("oplog: entries in timestamp order, a transaction's together, aborted work absent") {
     TempDir dir("mvkv-oplog-tail-test");
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto s = engine->openSession();
     mustOk(s->createCollection("app.a"));  // ts 1
     mustOk(s->begin());
@@ -90,7 +82,7 @@ TEST_CASE("oplog: entries in timestamp order, a transaction's together, aborted 
 
 TEST_CASE("oplog: a reader never sees past a hole, and sees both once it closes") {
     TempDir dir("mvkv-oplog-tail-test");
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto setup = engine->openSession();
     mustOk(setup->createCollection("db.c"));  // ts 1
     auto early = engine->openSession();
@@ -135,7 +127,7 @@ TEST_CASE("oplog: a reader never sees past a hole, and sees both once it closes"
 
 TEST_CASE("oplog: a tailable cursor wakes up for new entries from other threads") {
     TempDir dir("mvkv-oplog-tail-test");
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto s = engine->openSession();
     mustOk(s->createCollection("db.c"));
     auto c = cursor(*engine, 2);
@@ -177,7 +169,7 @@ TEST_CASE("oplog: a tailable cursor wakes up for new entries from other threads"
 
 TEST_CASE("oplog: capping drops whole segments behind the checkpoints; a lagging reader is lost") {
     TempDir dir("mvkv-oplog-tail-test");
-    EngineOptions o = onDisk(dir.path);
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kNone);
     o.oplogSegmentBytes = 4096;
     o.oplogCapBytes = 16 * 1024;
     o.checkpointsKept = 1;
@@ -222,7 +214,7 @@ TEST_CASE("oplog: capping drops whole segments behind the checkpoints; a lagging
 
 TEST_CASE("oplog: a commit at or behind what a tailer read is refused; a held timestamp is not") {
     TempDir dir("mvkv-oplog-tail-test");
-    auto engine = openEngine(onDisk(dir.path));
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto s = engine->openSession();
     auto holder = engine->openSession();
     mustOk(s->createCollection("db.c"));
