@@ -1,0 +1,78 @@
+// The checkpoint file format's constants and helpers, shared by
+// checkpoint_writer.cpp and checkpoint_reader.cpp. Not part of the API: the
+// format and the crash-safety argument are described in checkpoint_file.h.
+#pragma once
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "engine/checkpoint_file.h"
+#include "oplog/log_format.h"
+#include "util/status.h"
+
+namespace mvkv::engine::checkpoint_format {
+
+using oplog::getU32;
+using oplog::getU64;
+using oplog::putU32;
+using oplog::putU64;
+
+constexpr char kMagic[8] = {'M', 'V', 'K', 'V', 'C', 'K', 'P', 'T'};
+constexpr size_t kFrameBytes = oplog::kRecordHeaderBytes;  // length u32 + checksum u64
+constexpr size_t kHeaderFixedBytes = 8 + 4 + 8 * 4 + 4;    // magic .. collection count
+constexpr size_t kTrailerBytes = 1 + 8 + 8;
+constexpr char kBlockKind = 1;
+constexpr char kTrailerKind = 2;
+constexpr std::string_view kSuffix = ".mvkvckpt";
+constexpr std::string_view kTmpSuffix = ".tmp";
+
+inline Status ioError(std::string_view what, const std::string& path) {
+    return Status::IOError(fmt::format("{} {}: {}", what, path, std::strerror(errno)));
+}
+
+inline Status syncDirectory(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ioError("open directory", dir);
+    int rc = ::fsync(fd);
+    ::close(fd);
+    return rc == 0 ? Status::OK() : ioError("fsync directory", dir);
+}
+
+// The number in "checkpoint-<16 lowercase hex>.mvkvckpt"; false for any other name.
+inline bool parseCheckpointFileName(std::string_view name, uint64_t* number) {
+    constexpr std::string_view kPrefix = "checkpoint-";
+    const std::string_view hex = name.substr(std::min(name.size(), kPrefix.size()), 16);
+    return name.size() == kPrefix.size() + 16 + kSuffix.size() && name.starts_with(kPrefix) &&
+           name.ends_with(kSuffix) && hex.find_first_not_of("0123456789abcdef") == hex.npos &&
+           std::from_chars(hex.data(), hex.data() + 16, *number, 16).ec == std::errc();
+}
+
+// Puts the frame (length, checksum) in the first kFrameBytes of `part`.
+inline void frame(std::string& part) {
+    std::string_view payload(part.data() + kFrameBytes, part.size() - kFrameBytes);
+    putU32(part.data(), static_cast<uint32_t>(payload.size()));
+    putU64(part.data() + 4, oplog::recordChecksum(payload));
+}
+
+// Appends v little-endian (u32 or u64).
+template <typename T>
+inline void append(std::string& out, T v) {
+    char b[sizeof(T)];
+    if constexpr (sizeof(T) == 4)
+        putU32(b, v);
+    else
+        putU64(b, v);
+    out.append(b, sizeof b);
+}
+
+
+}  // namespace mvkv::engine::checkpoint_format

@@ -1,0 +1,148 @@
+// CheckpointWriter (checkpoint_file.h): header, blocks, trailer, then fsync, rename and directory fsync.
+#include "engine/checkpoint_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/checkpoint_format.h"
+
+namespace mvkv::engine {
+
+using namespace checkpoint_format;
+
+std::string checkpointFileName(uint64_t number) {
+    return fmt::format("checkpoint-{:016x}.mvkvckpt", number);
+}
+
+CheckpointWriter::CheckpointWriter(std::string dir, std::string path, size_t collections, int fd)
+    : dir_(std::move(dir)),
+      path_(std::move(path)),
+      tmpPath_(path_ + std::string(kTmpSuffix)),
+      collections_(collections),
+      fd_(fd) {}
+
+StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std::string& dir,
+                                                                       const CheckpointMeta& meta) {
+    std::string header(kFrameBytes, '\0');
+    header.append(kMagic, sizeof kMagic);
+    append<uint32_t>(header, kCheckpointFormatVersion);
+    for (uint64_t v : {meta.number, meta.ts, meta.logEnd.segment, meta.logEnd.offset})
+        append<uint64_t>(header, v);
+    append<uint32_t>(header, static_cast<uint32_t>(meta.collections.size()));
+    for (const std::string& name : meta.collections) {
+        if (header.size() + 4 + name.size() > kFrameBytes + kCheckpointMaxPartBytes)
+            return Status::InvalidArgument(
+                fmt::format("checkpoint {}: the header (collection names) is over {} bytes",
+                            meta.number, kCheckpointMaxPartBytes));
+        append<uint32_t>(header, static_cast<uint32_t>(name.size()));
+        header.append(name);
+    }
+    const std::string path = dir + "/" + checkpointFileName(meta.number);
+    if (::access(path.c_str(), F_OK) == 0)
+        return Status::InvalidArgument(fmt::format("checkpoint {} already exists", path));
+    const std::string tmp = path + std::string(kTmpSuffix);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ioError("create checkpoint", tmp);
+    std::unique_ptr<CheckpointWriter> w(
+        new CheckpointWriter(dir, path, meta.collections.size(), fd));
+    if (Status s = w->writePart(header); !s.ok())
+        return s;  // the destructor removes the temp file
+    w->block_.assign(kFrameBytes, '\0');
+    w->block_.push_back(kBlockKind);
+    return w;
+}
+
+CheckpointWriter::~CheckpointWriter() {
+    if (fd_ >= 0)
+        ::close(fd_);
+    if (!finished_)
+        ::unlink(tmpPath_.c_str());
+}
+
+Status CheckpointWriter::writePart(std::string& part) {
+    frame(part);
+    const char* p = part.data();
+    size_t left = part.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd_, p, left);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return error_ = ioError("write checkpoint", tmpPath_);
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return Status::OK();
+}
+
+Status CheckpointWriter::writeBlock() {
+    if (Status s = writePart(block_); !s.ok())
+        return s;
+    ++blocks_;
+    block_.resize(kFrameBytes + 1);
+    return Status::OK();
+}
+
+Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::string_view value) {
+    if (!error_.ok())
+        return error_;
+    if (finished_)
+        return Status::IllegalOperation(fmt::format("checkpoint {} is finished", path_));
+    if (collection >= collections_)
+        return Status::InvalidArgument(
+            fmt::format("collection index {} is out of range: checkpoint {} has {} collections",
+                        collection, path_, collections_));
+    const size_t entryBytes = 12 + key.size() + value.size();
+    if (entryBytes > kCheckpointMaxPartBytes - 1)
+        return Status::InvalidArgument(
+            fmt::format("an entry of {} bytes cannot fit in a checkpoint block (at most {})",
+                        entryBytes, kCheckpointMaxPartBytes - 1));
+    const size_t payload = block_.size() - kFrameBytes;
+    if (payload > 1 && payload + entryBytes > kCheckpointBlockBytes)
+        if (Status s = writeBlock(); !s.ok())
+            return s;
+    append<uint32_t>(block_, collection);
+    append<uint32_t>(block_, static_cast<uint32_t>(key.size()));
+    block_.append(key);
+    append<uint32_t>(block_, static_cast<uint32_t>(value.size()));
+    block_.append(value);
+    ++entries_;
+    return Status::OK();
+}
+
+Status CheckpointWriter::finish() {
+    if (!error_.ok())
+        return error_;
+    if (finished_)
+        return Status::IllegalOperation(fmt::format("checkpoint {} is already finished", path_));
+    if (block_.size() > kFrameBytes + 1)
+        if (Status s = writeBlock(); !s.ok())
+            return s;
+    std::string trailer(kFrameBytes, '\0');
+    trailer.push_back(kTrailerKind);
+    append<uint64_t>(trailer, entries_);
+    append<uint64_t>(trailer, blocks_);
+    if (Status s = writePart(trailer); !s.ok())
+        return s;
+    if (::fsync(fd_) != 0)
+        return error_ = ioError("fsync checkpoint", tmpPath_);
+    ::close(fd_);
+    fd_ = -1;
+    if (::rename(tmpPath_.c_str(), path_.c_str()) != 0)
+        return error_ = ioError(fmt::format("rename {} to", tmpPath_), path_);
+    finished_ = true;  // the file is complete under its final name
+    if (Status s = syncDirectory(dir_); !s.ok())
+        return error_ = s;
+    return Status::OK();
+}
+
+}  // namespace mvkv::engine

@@ -1,0 +1,113 @@
+// Engine::replay: what recovery applies of the oplog after the checkpoint it
+// loaded (docs/oplog.md, "Recovery").
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "engine/session.h"
+
+namespace mvkv::engine {
+
+namespace {
+
+bool isDrop(const oplog::OplogEntry& e) {
+    return e.op == oplog::OpType::kCommand && (e.value == "drop" || e.value == "dropDatabase");
+}
+
+// True when `ns` ("db.coll") is the target of drop command `e`, or in its database.
+bool dropHits(const oplog::OplogEntry& e, std::string_view ns) {
+    if (e.value == "drop")
+        return e.ns == ns;
+    return ns.size() > e.ns.size() && ns.compare(0, e.ns.size(), e.ns) == 0 && ns[e.ns.size()] == '.';
+}
+
+}  // namespace
+
+Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint) {
+    const auto& records = recovered.records;
+    // Records logged before the checkpoint began are in it, unless newer
+    // than its timestamp; of those, a write to a collection that a later
+    // record (still before that point) dropped belongs to the dropped one.
+    // `kept[i]`: the entries of record i to apply (all of them when null).
+    std::vector<bool> apply(records.size(), true);
+    std::vector<std::unique_ptr<std::vector<oplog::OplogEntry>>> kept(records.size());
+    if (checkpoint.loaded) {
+        auto before = [&](const oplog::ExistingRecord& w) {
+            return w.segment < checkpoint.logEnd.segment ||
+                   (w.segment == checkpoint.logEnd.segment && w.offset < checkpoint.logEnd.offset);
+        };
+        std::vector<const oplog::OplogEntry*> laterDrops;
+        for (size_t i = records.size(); i-- > 0;) {
+            const DurableLog::Record& r = records[i];
+            if (!before(r.where))
+                continue;
+            const oplog::OplogEntry& first = r.entries.front();
+            if (first.op == oplog::OpType::kCommand) {
+                apply[i] = false;  // the checkpoint's catalog has it
+                if (isDrop(first))
+                    laterDrops.push_back(&first);
+                continue;
+            }
+            if (first.ts <= checkpoint.ts) {
+                apply[i] = false;
+                continue;
+            }
+            auto live = std::make_unique<std::vector<oplog::OplogEntry>>();
+            for (const oplog::OplogEntry& e : r.entries) {
+                bool dropped = false;
+                for (const oplog::OplogEntry* d : laterDrops)
+                    dropped = dropped || dropHits(*d, e.ns);
+                if (!dropped)
+                    live->push_back(e);
+            }
+            apply[i] = !live->empty();
+            if (live->size() != r.entries.size())
+                kept[i] = std::move(live);
+        }
+    }
+    auto session = openSession();
+    for (size_t i = 0; i < records.size(); ++i) {
+        if (!apply[i])
+            continue;
+        const std::vector<oplog::OplogEntry>& entries = kept[i] ? *kept[i] : records[i].entries;
+        const oplog::OplogEntry& e = entries.front();
+        ++recovery_.recordsReplayed;
+        recovery_.entriesReplayed += entries.size();
+        if (e.op == oplog::OpType::kCommand) {
+            // Commands replay idempotently: the checkpoint's catalog may
+            // already hold what a command logged just after it began did.
+            Status s;
+            if (e.value == "create") {
+                s = session->createCollection(e.ns);
+                if (s.code() == StatusCode::kNamespaceExists)
+                    s = Status::OK();
+            } else if (e.value == "drop" || e.value == "dropDatabase") {
+                s = e.value == "drop" ? session->dropCollection(e.ns) : session->dropDatabase(e.ns);
+                if (s.code() == StatusCode::kNamespaceNotFound)
+                    s = Status::OK();
+            } else {
+                s = Status::Corruption(fmt::format("unknown oplog command '{}'", e.value));
+            }
+            if (!s.ok())
+                return s;
+            continue;
+        }
+        // One transaction, applied at its commit timestamp.
+        if (Status s = session->begin(); !s.ok())
+            return s;
+        for (const oplog::OplogEntry& w : entries) {
+            Status s = w.op == oplog::OpType::kDelete ? session->remove(w.ns, w.key)
+                                                      : session->put(w.ns, w.key, w.value);
+            if (s.code() == StatusCode::kNotFound && w.op == oplog::OpType::kDelete)
+                s = Status::OK();
+            if (!s.ok()) {
+                session->abort().ignore();
+                return s;
+            }
+        }
+        if (Status s = session->commit(e.ts); !s.ok())
+            return s;
+    }
+    return Status::OK();
+}
+
+}  // namespace mvkv::engine
