@@ -1,0 +1,168 @@
+// Session's commit path (docs/oplog.md, "A commit"): measuring what a
+// commit changes in its collections, prepare -> log -> complete on a
+// durable engine, catalog changes and their oplog records.
+#include <fmt/format.h>
+
+#include <cassert>
+#include <unordered_set>
+
+#include "engine/durable_log.h"
+#include "engine/engine.h"
+#include "engine/namespace.h"
+#include "engine/session.h"
+#include "lockmgr/raii_locks.h"
+
+namespace mvkv::engine {
+
+using lockmgr::LockMode;
+
+Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
+    measureCommit();
+    Status s;
+    if (!engine_.logging_) {
+        s = engine_.txns_.commit(txn_, commitTs);
+    } else {
+        // Logged before it is visible: prepare (timestamp fixed, all_durable
+        // held below it), append, then make it visible (docs/oplog.md).
+        auto prepared = engine_.txns_.prepareCommit(txn_, commitTs);
+        s = prepared.status();
+        if (s.ok() && prepared.value() != mvcc::kNoTimestamp) {
+            s = logCommitted();
+            if (s.ok())
+                engine_.txns_.completeCommit(txn_);
+            else
+                engine_.txns_.abort(txn_);
+        }
+        engine_.log_->oplog().notifyCommit();  // also when a hole closed by rollback
+    }
+    if (s.ok()) {
+        applyCommitCounts();
+        if (!txn_.writes().empty())
+            lastCommitTs_ = txn_.commitTs();
+    }
+    pending_.clear();
+    return s;
+}
+
+void Session::abortTxn() {
+    const bool heldTimestamp = txn_.commitTs() != mvcc::kNoTimestamp;
+    engine_.txns_.abort(txn_);
+    pending_.clear();
+    if (heldTimestamp && engine_.logging_)
+        engine_.log_->oplog().notifyCommit();  // its hole closed
+}
+
+Status Session::logCommitted() {
+    const auto& writes = txn_.writes();
+    std::vector<oplog::OplogEntry> entries;
+    entries.reserve(writes.size());
+    for (size_t i = 0; i < writes.size(); ++i) {
+        const mvcc::Update* u = writes[i].update;
+        oplog::OplogEntry e;
+        e.ts = txn_.commitTs();
+        e.txnId = txn_.id();
+        e.op = u->isTombstone() ? oplog::OpType::kDelete : static_cast<oplog::OpType>(pending_[i].op);
+        e.ns = pending_[i].collection->ns().ns();
+        e.key = pending_[i].key;
+        if (!u->isTombstone())
+            e.value.assign(u->value());
+        entries.push_back(std::move(e));
+    }
+    // Writing the oplog is a write to the `local` database (seed 000).
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok())
+        return Status(local.status().code(),
+                      "the transaction was rolled back: its oplog entry could not be written: " +
+                          local.status().message());
+    Status s = engine_.log_->oplog().append(entries);
+    if (s.code() == StatusCode::kIOError)
+        return Status(s.code(),
+                      "the transaction was rolled back, but its oplog record may have reached the "
+                      "log file before the error, so it may come back after a restart; the engine "
+                      "takes no more writes (restart it): " +
+                          s.message());
+    if (!s.ok())
+        return Status(s.code(), "the transaction was rolled back: its oplog record was not written: " +
+                                    s.message());
+    return s;
+}
+
+Status Session::changeCatalog(std::string_view ns, std::string_view command,
+                              const std::function<Status()>& change) {
+    if (!engine_.logging_)
+        return change();
+    // Every lock first, so that once the catalog changed nothing but an I/O
+    // error (which stops every later write too) keeps it out of the log.
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok())
+        return local.status();
+    // The change and its record together: a checkpoint lists the catalog
+    // and notes the log's end under the same mutex (docs/oplog.md).
+    std::lock_guard catalogLog(engine_.catalogLogMutex_);
+    // A timestamp in the commit order, held in all_durable until logged.
+    mvcc::Transaction cmd;
+    if (Status s = engine_.txns_.begin(cmd); !s.ok())
+        return s;
+    auto ts = engine_.txns_.reserveTimestamp(cmd);
+    if (!ts.ok()) {
+        engine_.txns_.abort(cmd);
+        return ts.status();
+    }
+    Status s = change();
+    if (s.ok()) {
+        oplog::OplogEntry e;
+        e.ts = ts.value();
+        e.op = oplog::OpType::kCommand;
+        e.ns.assign(ns);
+        e.value.assign(command);
+        s = engine_.log_->oplog().append({e});
+        if (!s.ok())
+            s = Status(s.code(), fmt::format("{} {} was done in memory but its oplog record was "
+                                             "not written, and the engine takes no more writes: {}",
+                                             command, ns, s.message()));
+    }
+    if (s.ok())
+        engine_.txns_.completeCommit(cmd);
+    else
+        engine_.txns_.abort(cmd);
+    engine_.log_->oplog().notifyCommit();
+    return s;
+}
+
+void Session::applyCommitCounts() {
+    for (const PendingWrite& p : pending_) {
+        if (p.keysDelta != 0 || p.bytesDelta != 0)
+            p.collection->addCommitted(p.keysDelta, p.bytesDelta);
+    }
+}
+
+void Session::measureCommit() {
+    // Only the newest own version of each key counts; it replaced the newest
+    // committed version below it (stable: nobody writes under ours).
+    const auto& writes = txn_.writes();
+    assert(writes.size() == pending_.size());
+    auto live = [](const mvcc::Update* u) { return u && !u->isTombstone(); };
+    // Versions a later write of the same key replaced do not count.
+    std::unordered_set<const mvcc::Update*> replaced;
+    for (const mvcc::WriteRecord& w : writes)
+        if (w.ownPrevious)
+            replaced.insert(w.ownPrevious);
+    for (size_t i = writes.size(); i-- > 0;) {
+        const mvcc::WriteRecord& w = writes[i];
+        pending_[i].keysDelta = pending_[i].bytesDelta = 0;
+        if (!replaced.empty() && replaced.count(w.update))
+            continue;
+        const mvcc::Update* before = mvcc::supersededVersion(w.update, txn_.id());
+        int64_t keyBytes = pending_[i].keyBytes;
+        int64_t keys = (live(w.update) ? 1 : 0) - (live(before) ? 1 : 0);
+        int64_t bytes =
+            (live(w.update) ? keyBytes + static_cast<int64_t>(w.update->value().size()) : 0) -
+            (live(before) ? keyBytes + static_cast<int64_t>(before->value().size()) : 0);
+        pending_[i].keysDelta = keys;
+        pending_[i].bytesDelta = bytes;
+    }
+}
+
+// --- data ---
+
+}  // namespace mvkv::engine
