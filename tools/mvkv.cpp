@@ -26,8 +26,11 @@
 namespace {
 
 int interruptPipe[2] = {-1, -1};
+std::atomic<uint64_t> sigints{0};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "used in a signal handler");
 
 void onSigint(int) {
+    sigints.fetch_add(1, std::memory_order_relaxed);
     char c = 1;
     ssize_t ignored = ::write(interruptPipe[1], &c, 1);  // async-signal-safe
     (void)ignored;
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
             std::vector<std::string> names;
             for (const auto& c : shell.commands().all())
                 names.push_back(c.name);
-            reader = tools::terminalReader(std::move(names));
+            reader = tools::terminalReader(std::move(names), &sigints);
             fmt::print("mvkv shell on {}; type `help` for commands, Ctrl-D to leave\n",
                        memory ? "an in-memory engine" : path);
         } else {

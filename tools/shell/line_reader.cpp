@@ -33,7 +33,8 @@ char** completeLine(const char* text, int start, int) {
 
 class TerminalReader final : public LineReader {
   public:
-    explicit TerminalReader(std::vector<std::string> commands) : commands_(std::move(commands)) {
+    TerminalReader(std::vector<std::string> commands, const std::atomic<uint64_t>* sigints)
+        : commands_(std::move(commands)), sigints_(sigints) {
         completionWords = &commands_;
         rl_attempted_completion_function = completeLine;
         const char* home = std::getenv("HOME");
@@ -50,9 +51,15 @@ class TerminalReader final : public LineReader {
     }
 
     std::optional<std::string> next(const std::string& prompt) override {
+        const uint64_t before = sigints_ ? sigints_->load() : 0;
         char* line = readline(prompt.c_str());
-        if (!line)
+        if (!line) {
+            if (sigints_ && sigints_->load() != before) {
+                std::fputs("\n", stdout);  // Ctrl-C: drop the line, prompt again
+                return std::string();
+            }
             return std::nullopt;
+        }
         std::string out(line);
         std::free(line);
         if (!out.empty() && out.find_first_not_of(" \t") != std::string::npos) {
@@ -65,6 +72,7 @@ class TerminalReader final : public LineReader {
 
   private:
     std::vector<std::string> commands_;
+    const std::atomic<uint64_t>* sigints_;
     std::string historyFile_;
 };
 
@@ -115,8 +123,9 @@ class TextReader final : public LineReader {
 
 }  // namespace
 
-std::unique_ptr<LineReader> terminalReader(std::vector<std::string> commands) {
-    return std::make_unique<TerminalReader>(std::move(commands));
+std::unique_ptr<LineReader> terminalReader(std::vector<std::string> commands,
+                                           const std::atomic<uint64_t>* sigints) {
+    return std::make_unique<TerminalReader>(std::move(commands), sigints);
 }
 std::unique_ptr<LineReader> streamReader(std::FILE* in) {
     return std::make_unique<StreamReader>(in);

@@ -3,6 +3,8 @@
 // names); otherwise a stream (stdin or -f FILE) or the -c text.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -18,8 +20,12 @@ class LineReader {
     virtual std::optional<std::string> next(const std::string& prompt) = 0;
 };
 
-/// libedit on the terminal; `commands` are completed with Tab.
-std::unique_ptr<LineReader> terminalReader(std::vector<std::string> commands);
+/// libedit on the terminal; `commands` are completed with Tab. `sigints`
+/// counts the SIGINTs the program received: a Ctrl-C at the prompt makes
+/// libedit give up the line, which then reads as an empty line (a new
+/// prompt), not as the end of input.
+std::unique_ptr<LineReader> terminalReader(std::vector<std::string> commands,
+                                           const std::atomic<uint64_t>* sigints);
 /// Lines of a stream (binary-safe: a line may hold any byte but newline).
 std::unique_ptr<LineReader> streamReader(std::FILE* in);
 /// The lines of `text`.

@@ -18,7 +18,9 @@ std::string hintFor(const Status& s, std::string_view cmd) {
             return "another session holds a conflicting lock (see `locks`); commit or abort it, "
                    "or raise `set lock_timeout_ms`";
         case StatusCode::kNamespaceNotFound:
-            return cmd == "create" ? "" : "create it first: create COLL (see `show collections`)";
+            return cmd == "create" || cmd == "drop" || cmd == "dropdb"
+                       ? ""
+                       : "create it first: create COLL (see `show collections`)";
         case StatusCode::kInterrupted:
             return "interrupted (Ctrl-C); the session is as it was before the command";
         case StatusCode::kCappedPositionLost:

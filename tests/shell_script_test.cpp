@@ -1,0 +1,1055 @@
+// The built `mvkv` shell (MVKV_SHELL: its full path, set by tests/meson.build)
+// run as a child process with -c, -f and stdin, in --json and human mode:
+// stdout, stderr and the exit status are captured separately and checked.
+// Covers issue 7's script tests: two sessions (a snapshot read, a write
+// conflict), a timestamped history (chain and history store), the oplog, a
+// lock timeout on drop, durability across runs and the refusal of a second
+// shell on the same PATH, every bad-input case, --bail, bad invocations,
+// binary and 1 MB input, quoting and the lossless JSON form of byte strings.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tests/temp_dir.h"
+
+using json = nlohmann::json;
+using mvkv::testing::TempDir;
+using namespace std::literals;
+
+namespace {
+
+std::string shellPath() {
+    const char* p = std::getenv("MVKV_SHELL");
+    REQUIRE_MESSAGE(p != nullptr, "MVKV_SHELL (the built tools/mvkv) is not set: run via meson test");
+    REQUIRE_MESSAGE(::access(p, X_OK) == 0, "MVKV_SHELL is not executable: " << std::string(p));
+    return p;
+}
+
+std::vector<std::string> splitLines(const std::string& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < s.size()) {
+        size_t nl = s.find('\n', start);
+        if (nl == std::string::npos) {
+            out.push_back(s.substr(start));
+            break;
+        }
+        out.push_back(s.substr(start, nl - start));
+        start = nl + 1;
+    }
+    return out;
+}
+
+bool startsWith(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ')
+            ++i;
+        size_t j = i;
+        while (j < line.size() && line[j] != ' ')
+            ++j;
+        if (j > i)
+            out.push_back(line.substr(i, j - i));
+        i = j;
+    }
+    return out;
+}
+
+struct Result {
+    std::string out, err;
+    bool exited = false;  // false: killed by a signal
+    int code = -1;        // the exit status when exited
+    int signal = 0;
+
+    std::vector<std::string> outLines() const { return splitLines(out); }
+    std::vector<std::string> errLines() const { return splitLines(err); }
+    /// Every stdout line as a JSON object, each checked to have "cmd" and "session".
+    std::vector<json> objects() const {
+        std::vector<json> all;
+        for (const std::string& line : outLines()) {
+            json j = json::parse(line, nullptr, false);
+            INFO("stdout line: " << line.substr(0, 300));
+            REQUIRE_FALSE(j.is_discarded());
+            REQUIRE(j.is_object());
+            CHECK(j.contains("cmd"));
+            CHECK(j.contains("session"));
+            CHECK(j.contains("ok"));
+            all.push_back(std::move(j));
+        }
+        return all;
+    }
+};
+
+/// One running shell with its stdin, stdout and stderr on pipes.
+class Child {
+  public:
+    explicit Child(const std::vector<std::string>& args) {
+        static const bool ignored = [] {
+            ::signal(SIGPIPE, SIG_IGN);  // a shell that exits before reading all input
+            return true;
+        }();
+        (void)ignored;
+        const std::string exe = shellPath();
+        int in[2], outPipe[2], errPipe[2];
+        REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+        REQUIRE(::pipe2(outPipe, O_CLOEXEC) == 0);
+        REQUIRE(::pipe2(errPipe, O_CLOEXEC) == 0);
+        std::vector<std::string> argvStore;
+        argvStore.push_back(exe);
+        argvStore.insert(argvStore.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (std::string& a : argvStore)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_ = ::fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            ::dup2(in[0], 0);
+            ::dup2(outPipe[1], 1);
+            ::dup2(errPipe[1], 2);
+            ::execv(exe.c_str(), argv.data());
+            ::_exit(127);
+        }
+        ::close(in[0]);
+        ::close(outPipe[1]);
+        ::close(errPipe[1]);
+        in_ = in[1];
+        // Non-blocking: a write never waits for the shell while it waits for us to read.
+        REQUIRE(::fcntl(in_, F_SETFL, ::fcntl(in_, F_GETFL) | O_NONBLOCK) == 0);
+        out_ = outPipe[0];
+        err_ = errPipe[0];
+    }
+    ~Child() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int st;
+            ::waitpid(pid_, &st, 0);
+        }
+        closeFd(in_);
+        closeFd(out_);
+        closeFd(err_);
+    }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    pid_t pid() const { return pid_; }
+
+    /// Queues bytes for the shell's stdin (written as it reads).
+    void send(std::string_view bytes) { pending_.append(bytes); }
+
+    /// The next stdout line (without '\n'), waiting up to `timeout` for it.
+    std::optional<std::string> readLine(std::chrono::milliseconds timeout = 10s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            size_t nl = out.find('\n', consumed_);
+            if (nl != std::string::npos) {
+                std::string line = out.substr(consumed_, nl - consumed_);
+                consumed_ = nl + 1;
+                return line;
+            }
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0 || (out_ < 0 && err_ < 0))
+                return std::nullopt;
+            pump(static_cast<int>(std::min<long>(left.count(), 200)));
+        }
+    }
+
+    /// Writes what is queued, closes stdin, reads stdout and stderr to their
+    /// end and waits for the exit (killing the shell after `timeout`).
+    Result finish(std::chrono::milliseconds timeout = 60s) {
+        closeStdinWhenFlushed_ = true;
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (out_ >= 0 || err_ >= 0 || in_ >= 0) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                FAIL_CHECK("the shell did not finish in time; killing it");
+                ::kill(pid_, SIGKILL);
+                break;
+            }
+            pump(200);
+        }
+        Result r;
+        int st = 0;
+        REQUIRE(::waitpid(pid_, &st, 0) == pid_);
+        pid_ = -1;
+        r.exited = WIFEXITED(st);
+        r.code = r.exited ? WEXITSTATUS(st) : -1;
+        r.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        r.out = std::move(out);
+        r.err = std::move(err);
+        return r;
+    }
+
+    std::string out, err;  // everything read so far
+
+  private:
+    static void closeFd(int& fd) {
+        if (fd >= 0)
+            ::close(fd);
+        fd = -1;
+    }
+    void pump(int timeoutMs) {
+        if (in_ >= 0 && pending_.empty() && closeStdinWhenFlushed_)
+            closeFd(in_);
+        pollfd fds[3];
+        int n = 0;
+        int inIdx = -1, outIdx = -1, errIdx = -1;
+        if (in_ >= 0 && !pending_.empty()) {
+            inIdx = n;
+            fds[n++] = {in_, POLLOUT, 0};
+        }
+        if (out_ >= 0) {
+            outIdx = n;
+            fds[n++] = {out_, POLLIN, 0};
+        }
+        if (err_ >= 0) {
+            errIdx = n;
+            fds[n++] = {err_, POLLIN, 0};
+        }
+        if (n == 0)
+            return;
+        int ready = ::poll(fds, n, timeoutMs);
+        if (ready < 0 && errno == EINTR)
+            return;
+        REQUIRE(ready >= 0);
+        if (inIdx >= 0 && fds[inIdx].revents) {
+            ssize_t w = ::write(in_, pending_.data(), std::min<size_t>(pending_.size(), 65536));
+            if (w > 0)
+                pending_.erase(0, static_cast<size_t>(w));
+            else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                pending_.clear();  // EPIPE: the shell stopped reading (--bail, quit)
+                closeFd(in_);
+            }
+        }
+        auto drain = [](int& fd, short revents, std::string& into) {
+            if (!revents)
+                return;
+            char buf[65536];
+            ssize_t r = ::read(fd, buf, sizeof buf);
+            if (r > 0)
+                into.append(buf, static_cast<size_t>(r));
+            else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+                closeFd(fd);
+        };
+        if (outIdx >= 0)
+            drain(out_, fds[outIdx].revents, out);
+        if (errIdx >= 0)
+            drain(err_, fds[errIdx].revents, err);
+    }
+
+    pid_t pid_ = -1;
+    int in_ = -1, out_ = -1, err_ = -1;
+    std::string pending_;
+    bool closeStdinWhenFlushed_ = false;
+    size_t consumed_ = 0;
+};
+
+Result run(const std::vector<std::string>& args, std::string_view input = {}) {
+    Child c(args);
+    c.send(input);
+    Result r = c.finish();
+    INFO("args: " << [&] {
+        std::string s;
+        for (const auto& a : args)
+            s += (s.empty() ? "" : " ") + a.substr(0, 200);
+        return s;
+    }());
+    INFO("stderr: " << r.err.substr(0, 2000));
+    CHECK_MESSAGE(r.exited, "the shell died of signal " << r.signal);
+    return r;
+}
+
+/// `mvkv PATH --json -c SCRIPT`.
+Result json_c(const std::string& path, const std::string& script,
+              std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {path, "--json", "-c", script};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+}
+/// `mvkv PATH -c SCRIPT` (human output).
+Result human_c(const std::string& path, const std::string& script) {
+    return run({path, "-c", script});
+}
+
+std::string writeFile(const std::string& path, const std::string& bytes) {
+    std::ofstream f(path, std::ios::binary);
+    f << bytes;
+    REQUIRE(f.good());
+    return path;
+}
+
+/// The value `get COLL KEY` returns in a fresh run on `path` (JSON).
+json getValue(const std::string& path, const std::string& coll, const std::string& key) {
+    Result r = json_c(path, "get " + coll + " " + key);
+    REQUIRE(r.code == 0);
+    auto objs = r.objects();
+    REQUIRE(objs.size() == 1);
+    return objs[0]["found"] == true ? objs[0]["value"] : json(nullptr);
+}
+
+/// True when `lines` has each of `wanted` as a whole line, in that order.
+bool hasLinesInOrder(const std::vector<std::string>& lines,
+                     const std::vector<std::string>& wanted) {
+    size_t w = 0;
+    for (const auto& l : lines)
+        if (w < wanted.size() && l == wanted[w])
+            ++w;
+    return w == wanted.size();
+}
+
+
+}  // namespace
+
+TEST_CASE("two sessions: a snapshot read and a write conflict (--json)") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; put c k v0\n"
+                      "session s2; begin; get c k\n"
+                      "session main; put c k v1; get c k\n"
+                      "session s2; get c k; commit; begin; get c k; commit\n"
+                      "begin\n"
+                      "session main; put c k v2\n"
+                      "session s2; put c k x; sessions\n"
+                      "get c k");
+    CHECK(r.code == 1);  // the conflict
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 21);
+    CHECK(o[0]["cmd"] == "create");
+    CHECK(o[0]["ns"] == "test.c");
+    CHECK(o[1]["commitTs"].is_number());
+    CHECK(o[2] == json::parse(R"({"cmd":"session","session":"s2","ok":true,"created":true})"));
+    CHECK(o[3]["cmd"] == "begin");
+    CHECK(o[3]["session"] == "s2");
+    CHECK(o[3]["ok"] == true);
+    CHECK(o[3].contains("readTs"));
+    CHECK(o[4]["value"] == "v0");
+    CHECK(o[5]["created"] == false);
+    CHECK(o[5]["session"] == "main");
+    CHECK(o[6]["session"] == "main");
+    CHECK(o[6]["commitTs"].get<uint64_t>() > o[1]["commitTs"].get<uint64_t>());
+    CHECK(o[7]["value"] == "v1");  // main sees its own commit
+    // s2's snapshot predates main's write: still v0.
+    CHECK(o[9]["session"] == "s2");
+    CHECK(o[9]["found"] == true);
+    CHECK(o[9]["value"] == "v0");
+    CHECK(o[10]["cmd"] == "commit");
+    CHECK(o[10]["ok"] == true);
+    CHECK(o[10]["writes"] == 0);
+    // A new snapshot sees the new value.
+    CHECK(o[11]["cmd"] == "begin");
+    CHECK(o[12]["value"] == "v1");
+    CHECK(o[13]["cmd"] == "commit");
+    // s2 begins; main overwrites; s2's write of the same key conflicts.
+    CHECK(o[14]["cmd"] == "begin");
+    CHECK(o[16]["ok"] == true);
+    CHECK(o[16]["session"] == "main");
+    const json& conflict = o[18];
+    CHECK(conflict["cmd"] == "put");
+    CHECK(conflict["session"] == "s2");
+    CHECK(conflict["ok"] == false);
+    CHECK(conflict["code"] == "WriteConflict");
+    CHECK(conflict["error"].get<std::string>().find("test.c") != std::string::npos);
+    CHECK_FALSE(conflict["hint"].get<std::string>().empty());
+    CHECK_FALSE(conflict.contains("value"));
+    // The conflict aborted s2's transaction; the key keeps main's value.
+    CHECK(o[19]["cmd"] == "sessions");
+    bool sawS2 = false;
+    for (const json& s : o[19]["sessions"]) {
+        if (s["name"] == "s2") {
+            sawS2 = true;
+            CHECK(s["current"] == true);
+            CHECK(s["inTransaction"] == false);
+        }
+    }
+    CHECK(sawS2);
+    CHECK(o[20]["value"] == "v2");
+    CHECK(getValue(dir.path, "c", "k") == "v2");
+}
+
+TEST_CASE("two sessions: a snapshot read and a write conflict (human)") {
+    TempDir dir("mvkv-shell");
+    Result r = human_c(dir.path,
+                       "create c; put c k v0\n"
+                       "session s2; begin; get c k\n"
+                       "session main; put c k v1\n"
+                       "session s2; get c k; commit; begin; get c k\n"
+                       "session main; put c k v2\n"
+                       "session s2; put c k x\n"
+                       "session main; get c k");
+    CHECK(r.code == 1);
+    auto out = r.outLines();
+    CHECK_MESSAGE(hasLinesInOrder(out,
+                                  {"created test.c", "ok", "created and switched to session s2",
+                                   "transaction begun, reading the newest commits", "v0",
+                                   "switched to session main", "ok", "switched to session s2",
+                                   "v0", "committed (read-only)",
+                                   "transaction begun, reading the newest commits", "v1",
+                                   "switched to session main", "ok", "switched to session s2",
+                                   "switched to session main", "v2"}),
+                  r.out);
+    auto err = r.errLines();
+    REQUIRE(err.size() == 2);
+    CHECK(startsWith(err[0], "error: WriteConflict: "));
+    CHECK(startsWith(err[1], "hint: "));
+    CHECK(err[1].find("commit or abort") != std::string::npos);
+}
+
+TEST_CASE("a timestamped history: chain, then the history store under an old reader") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c\n"
+                      "begin; put c k a; commit commit_ts=10\n"
+                      "begin; put c k b; commit commit_ts=20\n"
+                      "history c k\n"
+                      "session old; begin read_ts=10; get c k\n"
+                      "session main; set stable 20; set oldest 20; gc\n"
+                      "history c k\n"
+                      "session old; get c k; commit\n"
+                      "session main; get c k; history c nokey");
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 22);
+    CHECK(o[3]["cmd"] == "commit");
+    CHECK(o[3]["commitTs"] == 10);
+    CHECK(o[3]["writes"] == 1);
+    CHECK(o[6]["commitTs"] == 20);
+    auto checkVersion = [](const json& v, uint64_t start, uint64_t stop, const char* value,
+                           const char* where) {
+        CHECK(v["startTs"] == start);
+        CHECK(v["stopTs"] == stop);
+        CHECK(v["state"] == "committed");
+        CHECK(v["deleted"] == false);
+        CHECK(v["value"] == value);
+        CHECK(v["where"] == where);
+        CHECK(v["txnId"].is_number());
+    };
+    CHECK(o[7]["cmd"] == "history");
+    const json& before = o[7]["versions"];
+    REQUIRE(before.size() == 2);
+    checkVersion(before[0], 20, 0, "b", "chain");  // newest first
+    checkVersion(before[1], 10, 20, "a", "chain");
+    CHECK(o[9]["readTs"] == 10);
+    CHECK(o[10]["value"] == "a");
+    CHECK(o[12] == json::parse(R"({"cmd":"set","session":"main","ok":true,"stable":20})"));
+    CHECK(o[13] == json::parse(R"({"cmd":"set","session":"main","ok":true,"oldest":20})"));
+    CHECK(o[14]["cmd"] == "gc");
+    CHECK(o[14]["pinned"] == 10);  // the reader at 10 pins the old version
+    CHECK(o[14]["versionsMoved"].get<uint64_t>() >= 1);
+    const json& after = o[15]["versions"];
+    REQUIRE(after.size() == 2);
+    checkVersion(after[0], 20, 0, "b", "chain");
+    checkVersion(after[1], 10, 20, "a", "history");
+    CHECK(o[17]["session"] == "old");
+    CHECK(o[17]["value"] == "a");  // the old reader still reads it, from the history store
+    CHECK(o[20]["value"] == "b");
+    CHECK(o[21]["versions"] == json::array());
+
+    // Human: the same history as a table, "-" for no stop timestamp.
+    Result h = human_c(dir.path, "history c k");
+    CHECK(h.code == 0);
+    auto lines = h.outLines();
+    REQUIRE(lines.size() == 3);
+    CHECK(words(lines[0]) ==
+          std::vector<std::string>{"start", "stop", "txn", "state", "where", "value"});
+    auto row0 = words(lines[1]), row1 = words(lines[2]);
+    REQUIRE(row0.size() == 6);
+    REQUIRE(row1.size() == 6);
+    CHECK(row0[0] == "20");
+    CHECK(row0[1] == "-");
+    CHECK(row0[3] == "committed");
+    CHECK(row0[5] == "b");
+    CHECK(row1[0] == "10");
+    CHECK(row1[1] == "20");
+    CHECK(row1[3] == "committed");
+    CHECK(row1[5] == "a");
+}
+
+TEST_CASE("an oplog listing: ops, timestamps, commands, from/limit/ns") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; insert c a 1; put c a 2; del c a\n"
+                      "begin; put c b 1; put c b2 2; commit commit_ts=50\n"
+                      "create d; put d x 1; drop d\n"
+                      "oplog\n"
+                      "oplog from=3 limit=3 ns=test.c\n"
+                      "oplog ns=test.d\n"
+                      "oplog from=1000");
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 15);
+    CHECK(o[1]["commitTs"] == 2);
+    CHECK(o[7]["commitTs"] == 50);
+    const json& all = o[11]["entries"];
+    REQUIRE(all.size() == 9);
+    struct E {
+        uint64_t ts;
+        const char* op;
+        const char* ns;
+        const char* keyOrCommand;
+    };
+    const E want[] = {{1, "c", "test.c", "create"}, {2, "i", "test.c", "a"},
+                      {3, "u", "test.c", "a"},      {4, "d", "test.c", "a"},
+                      {50, "u", "test.c", "b"},     {50, "u", "test.c", "b2"},
+                      {51, "c", "test.d", "create"}, {52, "u", "test.d", "x"},
+                      {53, "c", "test.d", "drop"}};
+    for (size_t i = 0; i < 9; ++i) {
+        INFO("entry " << i << ": " << all[i].dump());
+        CHECK(all[i]["ts"] == want[i].ts);
+        CHECK(all[i]["op"] == want[i].op);
+        CHECK(all[i]["ns"] == want[i].ns);
+        CHECK(all[i]["txnId"].is_number());
+        if (std::string(want[i].op) == "c") {
+            CHECK(all[i]["command"] == want[i].keyOrCommand);
+            CHECK_FALSE(all[i].contains("key"));
+        } else {
+            CHECK(all[i]["key"] == want[i].keyOrCommand);
+            CHECK(all[i].contains("value") == (std::string(want[i].op) != "d"));
+        }
+    }
+    CHECK(all[1]["value"] == "1");
+    CHECK(all[2]["value"] == "2");
+    CHECK(all[4]["txnId"] == all[5]["txnId"]);  // one transaction
+    const json& page = o[12]["entries"];
+    REQUIRE(page.size() == 3);
+    CHECK(page[0]["ts"] == 3);
+    CHECK(page[1]["ts"] == 4);
+    CHECK(page[2]["ts"] == 50);
+    CHECK(page[2]["key"] == "b");
+    const json& d = o[13]["entries"];
+    REQUIRE(d.size() == 3);
+    CHECK(d[0]["command"] == "create");
+    CHECK(d[2]["command"] == "drop");
+    for (const json& e : d)
+        CHECK(e["ns"] == "test.d");
+    CHECK(o[14]["entries"] == json::array());
+
+    // Human: one line per entry; "(no entries)" when there are none.
+    Result h = human_c(dir.path, "oplog limit=3; oplog from=1000");
+    CHECK(h.code == 0);
+    auto lines = h.outLines();
+    REQUIRE(lines.size() == 4);
+    CHECK(words(lines[0]) == std::vector<std::string>{"1", "c", "test.c", "create"});
+    CHECK(words(lines[1]) == std::vector<std::string>{"2", "i", "test.c", "a", "=", "1"});
+    CHECK(words(lines[2]) == std::vector<std::string>{"3", "u", "test.c", "a", "=", "2"});
+    CHECK(lines[3] == "(no entries)");
+    // Bad options.
+    Result bad = json_c(dir.path, "oplog limit=x\noplog bogus\noplog ns=test.c from=-1");
+    CHECK(bad.code == 1);
+    auto b = bad.objects();
+    REQUIRE(b.size() == 3);
+    for (const json& j : b) {
+        CHECK(j["ok"] == false);
+        CHECK(j["code"] == "InvalidArgument");
+    }
+}
+
+TEST_CASE("a lock timeout: a session holds IX on the collection, another drops it") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c\n"
+                      "session s2; begin; put c k v\n"
+                      "session main; set lock_timeout_ms 100; drop c\n"
+                      "show collections; locks\n"
+                      "session s2; commit; get c k");
+    CHECK(r.code == 1);
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 12);
+    CHECK(o[5] == json::parse(R"({"cmd":"set","session":"main","ok":true,"lock_timeout_ms":100})"));
+    const json& drop = o[6];
+    CHECK(drop["cmd"] == "drop");
+    CHECK(drop["session"] == "main");
+    CHECK(drop["ok"] == false);
+    CHECK(drop["code"] == "LockTimeout");
+    CHECK(drop["error"].get<std::string>().find("test.c") != std::string::npos);
+    CHECK(drop["hint"].get<std::string>().find("locks") != std::string::npos);
+    CHECK(o[7]["collections"] == json::array({"c"}));  // still there
+    CHECK(o[8]["cmd"] == "locks");
+    bool held = false;
+    for (const json& l : o[8]["locks"]) {
+        if (l["resource"] != "test.c")
+            continue;
+        for (const json& g : l["granted"])
+            if (g["session"] == "s2" && g["mode"] == "IX")
+                held = true;
+        CHECK(l["waiting"] == json::array());  // main gave up
+    }
+    CHECK_MESSAGE(held, o[8].dump());
+    CHECK(o[10]["commitTs"].is_number());
+    CHECK(o[11]["value"] == "v");
+
+    // Human: the error on stderr, the lock table on stdout.
+    Result h = human_c(dir.path,
+                       "session s2; begin; put c k2 v\n"
+                       "session main; set lock_timeout_ms 100; drop c; locks");
+    CHECK(h.code == 1);
+    auto err = h.errLines();
+    REQUIRE(err.size() == 2);
+    CHECK(startsWith(err[0], "error: LockTimeout: "));
+    CHECK(startsWith(err[1], "hint: "));
+    bool line = false;
+    for (const auto& l : h.outLines()) {
+        auto w = words(l);
+        if (!w.empty() && w[0] == "test.c")
+            line = l.find("s2:IX") != std::string::npos;
+    }
+    CHECK_MESSAGE(line, h.out);
+    Result after = json_c(dir.path, "show collections; count c");
+    CHECK(after.code == 0);
+    auto a = after.objects();
+    REQUIRE(a.size() == 2);
+    CHECK(a[0]["collections"] == json::array({"c"}));
+    CHECK(a[1]["count"] == 1);  // k2 was never committed
+}
+
+TEST_CASE("durability across two runs on the same PATH; a second shell on it is refused") {
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/data";  // created on first use
+    Result w = human_c(path,
+                       "create c; put c a 1; insert c b \"two words\"\n"
+                       "begin; put c t1 x; put c t2 y; commit\n"
+                       "begin; put c gone z; abort\n"
+                       "use other; create o; put o k v");
+    CHECK(w.code == 0);
+    CHECK(w.err.empty());
+    CHECK(std::filesystem::is_directory(path));
+
+    Result r = json_c(path, "scan c; use other; get o k; show dbs");
+    CHECK(r.code == 0);
+    auto o = r.objects();
+    REQUIRE(o.size() == 4);
+    CHECK(o[0]["items"] == json::parse(R"([{"key":"a","value":"1"},{"key":"b","value":"two words"},
+                                           {"key":"t1","value":"x"},{"key":"t2","value":"y"}])"));
+    CHECK(o[2]["value"] == "v");
+    CHECK(o[3]["dbs"] == json::array({"other", "test"}));
+
+    // One shell holds PATH open (reading from a pipe kept open); another is refused.
+    Child first({path, "--json"});
+    first.send("put c c 3\n");
+    auto line = first.readLine();
+    REQUIRE(line);
+    CHECK(json::parse(*line)["ok"] == true);
+    Result second = run({path, "-c", "get c a"});
+    CHECK(second.exited);
+    CHECK(second.code == 1);
+    CHECK(second.out.empty());
+    auto err = second.errLines();
+    REQUIRE(err.size() == 1);
+    CHECK(startsWith(err[0], "mvkv: cannot open " + path));
+    CHECK(err[0].find("in use") != std::string::npos);
+    // The first shell goes on and exits cleanly.
+    first.send("get c c\n");
+    Result firstDone = first.finish();
+    CHECK(firstDone.exited);
+    CHECK(firstDone.code == 0);
+    CHECK(firstDone.err.empty());
+    auto fo = firstDone.objects();
+    REQUIRE(fo.size() == 2);
+    CHECK(fo[1]["value"] == "3");
+    // Now it can be opened again, and sees the last write.
+    CHECK(getValue(path, "c", "c") == "3");
+}
+
+TEST_CASE("-c, -f FILE and stdin; `;` between commands; quotes with \\\" and \\\\") {
+    TempDir dir("mvkv-shell");
+    // The value: say "hi"; back\slash  (a quote, a ';' and a backslash).
+    const std::string value = "say \"hi\"; back\\slash";
+    const std::string script =
+        "create c; put c q \"say \\\"hi\\\"; back\\\\slash\"; get c q\n"
+        "put c \"k;2\" \"a;b\"; get c \"k;2\"; put c \"\" empty; get c \"\"\n"
+        "# a comment line; put c never x\n"
+        "PUT c Upper V; GET c Upper\n";
+    Result c = json_c(dir.path, script);
+    CHECK(c.code == 0);
+    CHECK(c.err.empty());
+    auto o = c.objects();
+    REQUIRE(o.size() == 9);
+    CHECK(o[1]["key"] == "q");
+    CHECK(o[2]["value"] == value);
+    CHECK(o[3]["key"] == "k;2");
+    CHECK(o[4]["value"] == "a;b");
+    CHECK(o[6]["value"] == "empty");
+    CHECK(o[7]["cmd"] == "put");  // command words are case-insensitive
+    CHECK(o[8]["cmd"] == "get");
+    CHECK(o[8]["value"] == "V");
+
+    // The same commands from a file and from stdin give the same output.
+    TempDir dir2("mvkv-shell"), dir3("mvkv-shell");
+    const std::string file = writeFile(dir.path + "/script.txt", script);
+    Result f = run({dir2.path, "--json", "-f", file});
+    CHECK(f.code == 0);
+    CHECK(f.out == c.out);
+    Result s = run({dir3.path, "--json"}, script);
+    CHECK(s.code == 0);
+    CHECK(s.out == c.out);
+    // CRLF line ends from stdin.
+    Result crlf = run({dir3.path, "--json"}, "get c q\r\nget c Upper\r\n");
+    CHECK(crlf.code == 0);
+    auto co = crlf.objects();
+    REQUIRE(co.size() == 2);
+    CHECK(co[0]["value"] == value);
+    CHECK(co[1]["value"] == "V");
+    CHECK(getValue(dir3.path, "c", "never").is_null());
+
+    // Human: a value with a quote, space or ';' is shown quoted, as the tokenizer reads it.
+    Result h = human_c(dir.path, "get c q; get c Upper; scan c k k~");
+    CHECK(h.code == 0);
+    auto lines = h.outLines();
+    REQUIRE(lines.size() == 6);
+    CHECK(lines[0] == "\"say \\\"hi\\\"; back\\\\slash\"");
+    CHECK(lines[1] == "V");
+    CHECK(words(lines[2]) == std::vector<std::string>{"key", "value"});
+    CHECK(words(lines[4]) == std::vector<std::string>{"\"k;2\"", "\"a;b\""});
+    CHECK(lines[5] == "(1 item)");
+    // What human output shows reads back as the same bytes.
+    Result back = json_c(dir.path, "put c copy " + lines[0] + "; get c copy");
+    CHECK(back.code == 0);
+    auto bo = back.objects();
+    REQUIRE(bo.size() == 2);
+    CHECK(bo[1]["value"] == value);
+}
+
+TEST_CASE("byte strings: non-UTF-8 is {$binary} in --json, NUL survives, human shows escapes") {
+    TempDir dir("mvkv-shell");
+    const std::string input =
+        "create c\n"
+        "put c bin \xff\xfe\x01\n"
+        "get c bin\n"
+        "put c \xc3\x28 x\n"  // an invalid UTF-8 key
+        "put c nul a\0b\n"s
+        "get c nul\n"
+        "put c utf \xc3\xa9t\xc3\xa9\n"
+        "get c utf\n"
+        "scan c bin bin\n";
+    Result r = run({dir.path, "--json"}, input);
+    CHECK(r.code == 0);
+    auto o = r.objects();
+    REQUIRE(o.size() == 9);
+    const json bin = json::parse(R"({"$binary":{"base64":"//4B","subType":"00"}})");
+    CHECK(o[2]["value"] == bin);
+    CHECK(o[3]["key"] == json::parse(R"({"$binary":{"base64":"wyg=","subType":"00"}})"));
+    CHECK(o[5]["value"] == "a\0b"s);  // valid UTF-8: a JSON string with \u0000
+    CHECK(o[7]["value"] == "\xc3\xa9t\xc3\xa9");
+    CHECK(o[8]["items"] == json::array({{{"key", "bin"}, {"value", bin}}}));
+
+    Result h = run({dir.path}, "get c bin\nget c nul\nget c utf\n");
+    CHECK(h.code == 0);
+    CHECK(h.outLines() ==
+          std::vector<std::string>{"\"\\xff\\xfe\\x01\"", "\"a\\x00b\"", "\xc3\xa9t\xc3\xa9"});
+}
+
+TEST_CASE("bad input: one error each, exit status 1, the data untouched") {
+    TempDir dir("mvkv-shell");
+    Result setup = human_c(dir.path, "create c; put c k orig");
+    REQUIRE(setup.code == 0);
+    const std::string bigDir = dir.path;
+
+    struct Case {
+        std::string name;
+        std::string command;  // one line, given by -f FILE when long
+        std::string code;     // the JSON code
+        std::string inError;  // in the error message
+        std::string inHint;   // in the hint ("" : no check)
+    };
+    const std::vector<Case> cases = {
+        {"unknown command, near miss", "gett c k", "InvalidArgument", "unknown command 'gett'",
+         "did you mean get"},
+        {"unknown command", "frobnicate c k", "InvalidArgument", "unknown command 'frobnicate'",
+         "help"},
+        {"missing argument", "put c k", "InvalidArgument", "usage: put COLL KEY VALUE", ""},
+        {"extra argument", "get c k extra", "InvalidArgument", "usage: get COLL KEY", ""},
+        {"missing arguments to set", "set oldest", "InvalidArgument", "usage: set ", ""},
+        {"bad number: set oldest abc", "set oldest abc", "InvalidArgument", "'abc'", ""},
+        {"bad number: begin read_ts=-1", "begin read_ts=-1", "InvalidArgument", "'-1'", ""},
+        {"bad number: scan c limit x", "scan c limit x", "InvalidArgument", "'x'", ""},
+        {"bad number: too large", "set stable 18446744073709551616", "InvalidArgument",
+         "whole number", ""},
+        {"bad number: commit_ts", "commit commit_ts=1x", "InvalidArgument", "'1x'", ""},
+        {"unterminated quote", "put c k \"orig2", "InvalidArgument", "unterminated quote", ""},
+        {"unknown escape", "put c k \"a\\qb\"", "InvalidArgument", "unknown escape", ""},
+        {"key over 4 KiB", "put c " + std::string(4097, 'k') + " v", "InvalidArgument",
+         "4096", ""},
+        {"value over 16 MiB", "put c k " + std::string(16 * 1024 * 1024 + 1, 'v'),
+         "InvalidArgument", "16777216", ""},
+        {"get on a missing collection", "get nope k", "NamespaceNotFound", "test.nope",
+         "create"},
+        {"put on a missing collection", "put nope k v", "NamespaceNotFound", "test.nope",
+         "create"},
+        {"scan on a missing collection", "scan nope", "NamespaceNotFound", "test.nope", ""},
+        {"commit outside a transaction", "commit", "IllegalOperation", "no transaction", ""},
+        {"abort outside a transaction", "abort", "IllegalOperation", "no transaction", ""},
+        {"insert of an existing key", "insert c k other", "DuplicateKey", "", ""},
+        {"bad session name", "session \"a b\"", "InvalidArgument", "session name", ""},
+        {"set what?", "set bogus 1", "InvalidArgument", "usage: set", ""},
+    };
+    int fileNo = 0;
+    for (const Case& cs : cases) {
+        CAPTURE(cs.name);
+        const bool viaFile = cs.command.size() > 1000;
+        // JSON: the bad command gives one object; the next line still runs.
+        std::vector<std::string> args = {dir.path, "--json"};
+        std::string script = cs.command + "\nget c k\nshow collections\n";
+        if (viaFile) {
+            args.push_back("-f");
+            args.push_back(writeFile(bigDir + "/in" + std::to_string(fileNo++) + ".txt", script));
+        } else {
+            args.push_back("-c");
+            args.push_back(script);
+        }
+        Result j = run(args);
+        CHECK(j.exited);
+        CHECK(j.code == 1);
+        CHECK(j.err.empty());
+        auto o = j.objects();
+        REQUIRE(o.size() == 3);
+        CHECK(o[0]["ok"] == false);
+        CHECK(o[0]["code"] == cs.code);
+        CHECK(o[0]["error"].get<std::string>().find(cs.inError) != std::string::npos);
+        CHECK(o[0]["error"].get<std::string>().size() < 1000);  // never the whole input back
+        if (!cs.inHint.empty()) {
+            REQUIRE(o[0].contains("hint"));
+            CHECK(o[0]["hint"].get<std::string>().find(cs.inHint) != std::string::npos);
+        }
+        CHECK(o[1]["cmd"] == "get");
+        CHECK(o[1]["value"] == "orig");
+        CHECK(o[2]["collections"] == json::array({"c"}));
+    }
+    // Human, all the cases in one run (one line each, from a file): each gives
+    // exactly one error line, maybe followed by one hint line, on stderr;
+    // nothing on stdout. (Not the 16 MiB value: slow to read again under ASan.)
+    std::string all;
+    std::vector<const Case*> human;
+    for (const Case& cs : cases) {
+        if (cs.command.size() > 16 * 1024 * 1024)
+            continue;
+        all += cs.command + "\n";
+        human.push_back(&cs);
+    }
+    Result h = run({dir.path, "-f", writeFile(bigDir + "/human.txt", all)});
+    CHECK(h.code == 1);
+    CHECK(h.out.empty());
+    auto err = h.errLines();
+    size_t line = 0;
+    for (const Case* cs : human) {
+        CAPTURE(cs->name);
+        REQUIRE(line < err.size());
+        CHECK(startsWith(err[line], "error: " + cs->code + ": "));
+        CHECK(err[line].find(cs->inError) != std::string::npos);
+        CHECK(err[line].size() < 1000);
+        ++line;
+        if (line < err.size() && startsWith(err[line], "hint: ")) {
+            if (!cs->inHint.empty())
+                CHECK(err[line].find(cs->inHint) != std::string::npos);
+            ++line;
+        } else {
+            CHECK(cs->inHint.empty());
+        }
+    }
+    CHECK(line == err.size());
+    CHECK(getValue(dir.path, "c", "k") == "orig");
+}
+
+TEST_CASE("bad input: a second begin: an error, and the first transaction goes on") {
+    TempDir dir("mvkv-shell");
+    REQUIRE(human_c(dir.path, "create c; put c k orig").code == 0);
+    Result r = json_c(dir.path, "begin; begin; sessions; put c k inside; abort; get c k");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 6);
+    CHECK(o[0]["ok"] == true);
+    CHECK(o[1]["ok"] == false);
+    CHECK(o[1]["code"] == "IllegalOperation");
+    CHECK(o[1]["error"].get<std::string>().find("already") != std::string::npos);
+    CHECK(o[2]["sessions"][0]["inTransaction"] == true);
+    CHECK(o[3]["ok"] == true);
+    CHECK(o[4]["ok"] == true);
+    CHECK(o[5]["value"] == "orig");
+    Result h = human_c(dir.path, "begin; begin; abort");
+    CHECK(h.code == 1);
+    auto err = h.errLines();
+    REQUIRE(err.size() == 1);
+    CHECK(startsWith(err[0], "error: IllegalOperation: "));
+    CHECK(h.outLines() ==
+          std::vector<std::string>{"transaction begun, reading the newest commits", "aborted"});
+}
+
+TEST_CASE("bad input: a failed commit (commit_ts not after the newest) leaves the data as it was") {
+    TempDir dir("mvkv-shell");
+    REQUIRE(human_c(dir.path, "create c; put c k orig").code == 0);
+    Result r = json_c(dir.path, "begin; put c k new; commit commit_ts=1; get c k");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 4);
+    CHECK(o[2]["ok"] == false);
+    CHECK(o[2]["code"] == "InvalidArgument");
+    CHECK(o[3]["value"] == "orig");
+}
+
+TEST_CASE("bad input: an unterminated quote drops the whole line, `;`-separated commands included") {
+    TempDir dir("mvkv-shell");
+    REQUIRE(human_c(dir.path, "create c; put c k orig").code == 0);
+    Result r = json_c(dir.path, "put c k one; put c k \"two\nget c k");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 2);
+    CHECK(o[0]["ok"] == false);
+    CHECK(o[0]["code"] == "InvalidArgument");
+    CHECK(o[1]["value"] == "orig");
+}
+
+TEST_CASE("--bail stops at the first failure; without it the script goes on") {
+    TempDir dir("mvkv-shell");
+    REQUIRE(human_c(dir.path, "create c; put c k A").code == 0);
+    Result b = json_c(dir.path, "put c k B\ngett c k\nput c k C", {"--bail"});
+    CHECK(b.code == 1);
+    auto o = b.objects();
+    REQUIRE(o.size() == 2);
+    CHECK(o[0]["ok"] == true);
+    CHECK(o[1]["ok"] == false);
+    CHECK(getValue(dir.path, "c", "k") == "B");
+    // `;`-separated commands on one line too, and a line that does not tokenize.
+    Result b2 = human_c(dir.path, "put c k D; get nope k; put c k E");
+    CHECK(b2.code == 1);
+    CHECK(getValue(dir.path, "c", "k") == "E");
+    Result b3 = run({dir.path, "--bail", "-c", "put c k F; get nope k; put c k G"});
+    CHECK(b3.code == 1);
+    CHECK(b3.out == "ok\n");
+    CHECK(getValue(dir.path, "c", "k") == "F");
+    Result b4 = run({dir.path, "--bail", "--json"}, "put c k \"H\nput c k I\n");
+    CHECK(b4.code == 1);
+    REQUIRE(b4.objects().size() == 1);
+    CHECK(getValue(dir.path, "c", "k") == "F");
+    // quit stops the script; the status reflects what ran before.
+    Result q = json_c(dir.path, "get c k; quit; put c k J");
+    CHECK(q.code == 0);
+    CHECK(q.objects().size() == 1);
+    CHECK(getValue(dir.path, "c", "k") == "F");
+}
+
+TEST_CASE("bad invocation exits 2") {
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/data";
+    const std::string file = writeFile(dir.path + "/s.txt", "ts\n");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{path, "--sync", "bogus", "-c", "ts"},
+          std::vector<std::string>{path, "--no-such-flag", "-c", "ts"},
+          std::vector<std::string>{path, "-c", "ts", "-f", file},
+          std::vector<std::string>{path, "-f", dir.path + "/missing.txt"},
+          std::vector<std::string>{path, "extra-positional", "-c", "ts"}}) {
+        CAPTURE(args[1]);
+        Result r = run(args);
+        CHECK(r.exited);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK_FALSE(r.err.empty());
+        CHECK_FALSE(std::filesystem::exists(path));  // nothing opened
+    }
+    // The good forms of the same.
+    for (const char* sync : {"none", "write", "fsync"}) {
+        Result r = run({path, "--sync", sync, "-f", file});
+        CHECK(r.code == 0);
+    }
+    Result mem = run({"--memory", "--json", "-c", "create c; put c k v; get c k"});
+    CHECK(mem.code == 0);
+    REQUIRE(mem.objects().size() == 3);
+}
+
+TEST_CASE("binary input and very long lines do not crash the shell") {
+    TempDir dir("mvkv-shell");
+    REQUIRE(human_c(dir.path, "create c; put c k orig").code == 0);
+    std::mt19937 rng(7);  // fixed: the same bytes every run
+    std::string garbage;
+    for (int i = 0; i < 64 * 1024; ++i)
+        garbage.push_back(static_cast<char>(rng() & 0xff));
+    garbage += "\0\xff\xfe\"\\;\n\0\0\n\xff\n"s;
+    for (bool jsonMode : {false, true}) {
+        CAPTURE(jsonMode);
+        std::vector<std::string> args = {dir.path};
+        if (jsonMode)
+            args.push_back("--json");
+        Result r = run(args, garbage);
+        CHECK(r.exited);
+        CHECK((r.code == 0 || r.code == 1));
+        if (jsonMode)
+            r.objects();  // every line one valid JSON object, invalid bytes replaced
+    }
+    // A 1 MB value on one line round-trips; a 1 MB unknown word is one short error.
+    const std::string big(1 << 20, 'x');
+    // The last line has no newline.
+    Result r = run({dir.path, "--json"}, "put c big " + big + "\nget c big\n" + big + "\ncount c");
+    CHECK(r.exited);
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 4);
+    CHECK(o[0]["ok"] == true);
+    CHECK(o[1]["value"] == big);
+    CHECK(o[2]["ok"] == false);
+    CHECK(o[2]["code"] == "InvalidArgument");
+    CHECK(o[2]["error"].get<std::string>().size() < 200);
+    CHECK(o[3]["count"] == 2);
+    // Human mode on a 1 MB quoted line, unterminated.
+    Result h = run({dir.path}, "put c k \"" + big);
+    CHECK(h.exited);
+    CHECK(h.code == 1);
+    CHECK(h.errLines().size() == 1);
+    CHECK(getValue(dir.path, "c", "k") == "orig");
+}
+
+TEST_CASE("--json: every command's object has cmd and session") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "help; help get; create c; show dbs; show collections; use test; put c a 1; "
+                      "insert c b 2; update c b 3; del c a; get c b; scan c; scan c a z reverse "
+                      "limit 1; count c; begin; commit; begin read_ts=0 roundup; abort; session "
+                      "x; sessions; session main; ts; set retry_ms 10; history c b; gc; "
+                      "checkpoint; oplog limit=1; locks; status; status history; status nope; "
+                      "drop c; create d; dropdb test");
+    CHECK(r.code == 1);  // status nope
+    auto o = r.objects();
+    REQUIRE(o.size() == 34);
+    const char* cmds[] = {"help",     "help",    "create",  "show",  "show",   "use",
+                          "put",      "insert",  "update",  "del",   "get",    "scan",
+                          "scan",     "count",   "begin",   "commit", "begin", "abort",
+                          "session",  "sessions", "session", "ts",   "set",    "history",
+                          "gc",       "checkpoint", "oplog", "locks", "status", "status",
+                          "status",   "drop",    "create", "dropdb"};
+    for (size_t i = 0; i < o.size(); ++i) {
+        INFO(o[i].dump().substr(0, 300));
+        CHECK(o[i]["cmd"] == cmds[i]);
+        CHECK(o[i]["session"] == (i == 18 || i == 19 ? "x" : "main"));
+        CHECK(o[i]["ok"] == (i != 30));
+    }
+    CHECK(o[1]["usage"] == "get COLL KEY");
+    CHECK(o[12]["items"] == json::parse(R"([{"key":"b","value":"3"}])"));
+    CHECK(o[13]["count"] == 1);
+    CHECK(o[15]["commitTs"].is_null());
+    CHECK(o[15]["writes"] == 0);
+    for (const char* k : {"clock", "oldest", "stable", "all_durable", "oldest_reader", "pinned"})
+        CHECK(o[21][k].is_number());
+    CHECK(o[28]["status"].is_object());
+    CHECK(o[33]["db"] == "test");
+}
