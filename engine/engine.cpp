@@ -308,7 +308,7 @@ std::string Engine::statsJson() const {
     }
     j["sessions"] = s.sessions;
     j["locks"] = nlohmann::json::parse(lockManager_.serverStatusJson());
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace mvkv::engine

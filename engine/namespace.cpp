@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/printable.h"
+#include "util/utf8.h"
 
 namespace mvkv::engine {
 
@@ -12,6 +13,19 @@ constexpr size_t kMaxDbBytes = 64;
 constexpr size_t kMaxCollBytes = 200;
 constexpr std::string_view kIllegalDbChars = "/\\. \"$*<>:|?";
 
+// Names are text (they are shown, logged and put in JSON): valid UTF-8
+// with no control characters, as MongoDB requires.
+Status checkText(std::string_view name, std::string_view what) {
+    bool control = false;
+    for (char c : name)
+        control = control || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    if (control || !isValidUtf8(name))
+        return Status::InvalidArgument(fmt::format(
+            "{} '{}' is not valid UTF-8 text (it has control characters or invalid bytes)", what,
+            printable(name)));
+    return Status::OK();
+}
+
 }  // namespace
 
 Status Namespace::checkDbName(std::string_view db) {
@@ -20,6 +34,8 @@ Status Namespace::checkDbName(std::string_view db) {
     if (db.size() > kMaxDbBytes)
         return Status::InvalidArgument(
             fmt::format("database name is {} bytes; the limit is {}", db.size(), kMaxDbBytes));
+    if (Status s = checkText(db, "database name"); !s.ok())
+        return s;
     for (char c : db) {
         if (c == '\0' || kIllegalDbChars.find(c) != std::string_view::npos)
             return Status::InvalidArgument(fmt::format(
@@ -49,6 +65,8 @@ StatusWith<Namespace> Namespace::parse(std::string_view ns) {
     if (coll.find('$') != std::string_view::npos || coll.find('\0') != std::string_view::npos)
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' contains '$' or NUL, which are not allowed", printable(coll)));
+    if (Status s = checkText(coll, "collection name"); !s.ok())
+        return s;
     if (coll.starts_with("system."))
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' is reserved: names beginning with 'system.' belong to the "

@@ -776,19 +776,19 @@ TEST_CASE("bad input: one error each, exit status 1, the data untouched") {
         std::string inHint;   // in the hint ("" : no check)
     };
     const std::vector<Case> cases = {
-        {"unknown command, near miss", "gett c k", "InvalidArgument", "unknown command 'gett'",
+        {"unknown command, near miss", "gett c k", "InvalidArgument", "unknown command gett",
          "did you mean get"},
-        {"unknown command", "frobnicate c k", "InvalidArgument", "unknown command 'frobnicate'",
+        {"unknown command", "frobnicate c k", "InvalidArgument", "unknown command frobnicate",
          "help"},
         {"missing argument", "put c k", "InvalidArgument", "usage: put COLL KEY VALUE", ""},
         {"extra argument", "get c k extra", "InvalidArgument", "usage: get COLL KEY", ""},
         {"missing arguments to set", "set oldest", "InvalidArgument", "usage: set ", ""},
-        {"bad number: set oldest abc", "set oldest abc", "InvalidArgument", "'abc'", ""},
-        {"bad number: begin read_ts=-1", "begin read_ts=-1", "InvalidArgument", "'-1'", ""},
-        {"bad number: scan c limit x", "scan c limit x", "InvalidArgument", "'x'", ""},
+        {"bad number: set oldest abc", "set oldest abc", "InvalidArgument", "not abc", ""},
+        {"bad number: begin read_ts=-1", "begin read_ts=-1", "InvalidArgument", "not -1", ""},
+        {"bad number: scan c limit x", "scan c limit x", "InvalidArgument", "not x", ""},
         {"bad number: too large", "set stable 18446744073709551616", "InvalidArgument",
          "whole number", ""},
-        {"bad number: commit_ts", "commit commit_ts=1x", "InvalidArgument", "'1x'", ""},
+        {"bad number: commit_ts", "commit commit_ts=1x", "InvalidArgument", "not 1x", ""},
         {"unterminated quote", "put c k \"orig2", "InvalidArgument", "unterminated quote", ""},
         {"unknown escape", "put c k \"a\\qb\"", "InvalidArgument", "unknown escape", ""},
         {"key over 4 KiB", "put c " + std::string(4097, 'k') + " v", "InvalidArgument",
@@ -946,7 +946,7 @@ TEST_CASE("--bail stops at the first failure; without it the script goes on") {
     // quit stops the script; the status reflects what ran before.
     Result q = json_c(dir.path, "get c k; quit; put c k J");
     CHECK(q.code == 0);
-    CHECK(q.objects().size() == 1);
+    CHECK(q.objects().size() == 2);  // get and quit
     CHECK(getValue(dir.path, "c", "k") == "F");
 }
 
@@ -1052,4 +1052,92 @@ TEST_CASE("--json: every command's object has cmd and session") {
         CHECK(o[21][k].is_number());
     CHECK(o[28]["status"].is_object());
     CHECK(o[33]["db"] == "test");
+}
+
+TEST_CASE("tail follows the oplog in the background while this shell's sessions write") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create u; tail ns=test; put u a 1; begin; put u b 2; put u c 3; commit; "
+                      "session s2; del u a; session main; tail stop; put u after 4; "
+                      "tail; tail; tail stop; tail stop",
+                      {"--sync", "none"});
+    CHECK(r.code == 1);  // the second tail, and the last tail stop
+    std::vector<json> entries;
+    std::vector<json> others;
+    for (json& o : r.objects())
+        (o.contains("entry") ? entries : others).push_back(o);
+    // Every entry logged while following, once, in timestamp order, a
+    // transaction's together; nothing from after `tail stop`.
+    REQUIRE(entries.size() == 4);
+    CHECK(entries[0]["entry"]["key"] == "a");
+    CHECK(entries[1]["entry"]["key"] == "b");
+    CHECK(entries[2]["entry"]["key"] == "c");
+    CHECK(entries[1]["entry"]["ts"] == entries[2]["entry"]["ts"]);
+    CHECK(entries[3]["entry"]["op"] == "d");
+    CHECK(entries[3]["session"] == "main");  // the session that started the tail
+    for (const json& e : entries)
+        CHECK(e["cmd"] == "tail");
+    json stop;
+    for (const json& o : others)
+        if (o["cmd"] == "tail" && o.contains("entries") && stop.is_null())
+            stop = o;
+    CHECK(stop["entries"] == 4);
+    CHECK(others.back()["ok"] == false);  // tail stop when not following
+    // In memory there is no oplog to follow.
+    Result mem = run({"--memory", "--json", "-c", "tail"});
+    CHECK(mem.code == 1);
+    CHECK(mem.objects()[0]["code"] == "IllegalOperation");
+}
+
+TEST_CASE("review fixes: commit_ts=0 keeps the transaction, limits on set, quit's object, names") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create u; begin; put u a 1; commit commit_ts=0; sessions; commit; "
+                      "set lock_timeout_ms 40000000000; set retry_ms 18446744073709551615; "
+                      "delete u a; rollback; quit; put u never 1");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 11);  // nothing after quit
+    CHECK(o[3]["ok"] == false);
+    CHECK(o[4]["sessions"][0]["inTransaction"] == true);  // still open
+    CHECK(o[5]["ok"] == true);
+    CHECK(o[5]["writes"] == 1);
+    CHECK(o[6]["code"] == "InvalidArgument");
+    CHECK(o[7]["code"] == "InvalidArgument");
+    CHECK(o[8]["hint"] == "did you mean del?");
+    CHECK(o[9]["hint"] == "did you mean abort?");
+    CHECK(o[10]["cmd"] == "quit");
+    CHECK(o[10]["ok"] == true);
+    CHECK(getValue(dir.path, "u", "a") == "1");
+    CHECK(getValue(dir.path, "u", "never").is_null());
+    // Names must be text: a non-UTF-8 collection is refused, and status
+    // (which lists every collection) keeps working.
+    TempDir dir2("mvkv-shell");
+    Result bad = run({dir2.path, "--json"}, "create \"\xff\"\ncreate \"a\x01\"\nstatus\n");
+    CHECK(bad.exited);
+    CHECK(bad.code == 1);
+    auto b = bad.objects();
+    REQUIRE(b.size() == 3);
+    CHECK(b[0]["code"] == "InvalidArgument");
+    CHECK(b[1]["code"] == "InvalidArgument");
+    CHECK(b[2]["ok"] == true);
+}
+
+TEST_CASE("a lock held by another session of this shell times out by default, it does not hang") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path, "create u; session a; begin; put u k v; session b; drop u; "
+                                "show collections; session a; commit; session b; drop u");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 11);
+    CHECK(o[5]["code"] == "LockTimeout");
+    CHECK(o[6]["collections"] == json::array({"u"}));
+    CHECK(o[10]["ok"] == true);
+}
+
+TEST_CASE("-f of a directory is a bad invocation") {
+    TempDir dir("mvkv-shell");
+    Result r = run({"--memory", "-f", dir.path});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is a directory") != std::string::npos);
 }

@@ -14,10 +14,15 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <mutex>
+#include <clocale>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "engine/engine.h"
+#include "tools/shell/bytes.h"
 #include "tools/shell/line_reader.h"
 #include "tools/shell/output.h"
 #include "tools/shell/shell.h"
@@ -40,6 +45,8 @@ void onSigint(int) {
 
 int main(int argc, char** argv) {
     using namespace mvkv;
+    // libedit reads multibyte characters only in the user's locale.
+    std::setlocale(LC_CTYPE, "");
     CLI::App app{"mvkv: the mvkv shell. Commands: type `help`; docs/shell.md."};
     std::string path = "./mvkv-data";
     bool memory = false, json = false, bail = false;
@@ -64,6 +71,11 @@ int main(int argc, char** argv) {
     }
     std::FILE* script = nullptr;
     if (!file.empty()) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(file, ec)) {
+            fmt::print(stderr, "mvkv: {} is a directory, not a command file\n", file);
+            return 2;
+        }
         script = std::fopen(file.c_str(), "rb");
         if (!script) {
             fmt::print(stderr, "mvkv: cannot open {}: {}\n", file, std::strerror(errno));
@@ -87,7 +99,13 @@ int main(int argc, char** argv) {
     int status = 0;
     {
         tools::Shell shell(*engine);
-        shell.setSink([json](const tools::Reply& r) { tools::printReply(r, json, stdout, stderr); });
+        // The `tail` follower prints from its own thread: one printer, one lock.
+        std::mutex printing;
+        auto print = [&](const tools::Reply& r) {
+            std::lock_guard lock(printing);
+            tools::printReply(r, json, stdout, stderr);
+        };
+        shell.setSink(print);
 
         // Ctrl-C interrupts the running command, as killOp would; the shell stays.
         if (::pipe2(interruptPipe, O_CLOEXEC) != 0) {
@@ -122,16 +140,46 @@ int main(int argc, char** argv) {
             reader = tools::streamReader(stdin);
         }
         bool done = false;
+        const uint64_t sigintsAtStart = sigints.load();
         while (!done) {
-            std::string prompt = fmt::format("{}:{}> ", shell.db(), shell.sessionName());
-            std::optional<std::string> line = reader->next(prompt);
-            if (!line)
+            // A script or pipe stops at Ctrl-C (as sqlite3's does); the
+            // interactive shell only interrupts the running command.
+            if (!interactive && sigints.load() != sigintsAtStart) {
+                tools::Reply r = tools::Reply::error(
+                    Status::Interrupted("interrupted (Ctrl-C): the rest of the input was not run"));
+                r.session = shell.sessionName();
+                print(r);
+                status = 1;
                 break;
+            }
+            std::string prompt = fmt::format("{}:{}> ", tools::displayBytes(shell.db()),
+                                             tools::displayBytes(shell.sessionName()));
+            std::optional<std::string> line = reader->next(prompt);
+            if (!line) {
+                if (!reader->error().ok()) {
+                    tools::Reply r = tools::Reply::error(reader->error());
+                    r.session = shell.sessionName();
+                    print(r);
+                    status = 1;
+                }
+                break;
+            }
+            if (reader->lastLineTooLong()) {
+                tools::Reply r = tools::Reply::error(Status::InvalidArgument(fmt::format(
+                    "a line of more than {} bytes was skipped (values are at most 16 MiB)",
+                    tools::LineReader::kMaxLineBytes)));
+                r.session = shell.sessionName();
+                print(r);
+                status = 1;
+                if (bail)
+                    break;
+                continue;
+            }
             auto split = tools::splitLine(*line);
             if (!split.ok()) {
                 tools::Reply r = tools::Reply::error(split.status());
                 r.session = shell.sessionName();
-                tools::printReply(r, json, stdout, stderr);
+                print(r);
                 status = 1;
                 if (bail)
                     break;
@@ -140,10 +188,12 @@ int main(int argc, char** argv) {
             for (const tools::Command& cmd : split.value()) {
                 tools::Reply r = shell.execute(cmd);
                 if (r.quit) {
+                    if (json)  // one object per command, quit included
+                        print(r);
                     done = true;
                     break;
                 }
-                tools::printReply(r, json, stdout, stderr);
+                print(r);
                 if (!r.status.ok()) {
                     status = 1;
                     if (bail) {
@@ -153,6 +203,7 @@ int main(int argc, char** argv) {
                 }
             }
         }
+        shell.stopTail();  // what the script's commands logged is printed first
         if (interactive)
             fmt::print("\n");
         char stop = 0;

@@ -13,16 +13,16 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+
+#include "util/utf8.h"
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace mvkv::tools {
 
-/// True when `s` is well-formed UTF-8: no overlong forms, no surrogates
-/// (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequences.
-/// NUL and other control characters are valid.
-bool isValidUtf8(std::string_view s);
+/// Strict UTF-8 validity (util/utf8.h).
+using mvkv::isValidUtf8;
 
 /// For --json: valid UTF-8 as a JSON string; otherwise
 /// {"$binary": {"base64": "<standard base64, padded>", "subType": "00"}}.

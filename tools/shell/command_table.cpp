@@ -52,10 +52,24 @@ std::vector<std::string> CommandTable::suggest(std::string_view word) const {
         if (d <= 2 || (w.size() >= 2 && c.name.rfind(w, 0) == 0))
             scored.emplace_back(d, c.name);
     }
+    // Words of the mongo shell and sqlite3 that mean one of ours.
+    static const std::pair<std::string_view, std::string_view> kAliases[] = {
+        {"delete", "del"},      {"remove", "del"},     {"rollback", "abort"},
+        {"find", "scan"},       {"findone", "get"},    {".tables", "show"},
+        {"tables", "show"},     {"dbs", "show"},       {"collections", "show"},
+        {"start", "begin"},     {"end", "commit"},     {"set_timestamp", "set"},
+        {"upsert", "put"},      {".quit", "quit"},     {".exit", "exit"},
+        {".help", "help"},      {"stats", "status"},   {"serverstatus", "status"},
+        {"currentop", "sessions"},
+    };
+    for (const auto& [alias, name] : kAliases)
+        if (w == alias)
+            scored.emplace_back(0, std::string(name));
     std::sort(scored.begin(), scored.end());
     std::vector<std::string> out;
-    for (size_t i = 0; i < scored.size() && i < 3; ++i)
-        out.push_back(scored[i].second);
+    for (size_t i = 0; i < scored.size() && out.size() < 3; ++i)
+        if (std::find(out.begin(), out.end(), scored[i].second) == out.end())
+            out.push_back(scored[i].second);
     return out;
 }
 

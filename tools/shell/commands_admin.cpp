@@ -13,6 +13,9 @@ namespace mvkv::tools {
 
 namespace {
 
+// The longest lock wait or retry deadline a session takes (the engine's limit).
+constexpr uint64_t kMaxWaitMs = 31536000000ull;
+
 Reply ts(Shell& sh, const Args&) {
     mvcc::Timestamps t = sh.engine().timestamps();
     Reply r;
@@ -37,14 +40,17 @@ Reply set(Shell& sh, const Args& a) {
         s = sh.engine().setOldestTimestamp(n.value());
     else if (what == "stable")
         s = sh.engine().setStableTimestamp(n.value());
+    else if ((what == "lock_timeout_ms" || what == "retry_ms") && n.value() > kMaxWaitMs)
+        s = Status::InvalidArgument(fmt::format("{} {} is over the limit of {} (a year)", what,
+                                                n.value(), kMaxWaitMs));
     else if (what == "lock_timeout_ms")
         sh.session().setLockTimeout(std::chrono::milliseconds(n.value()));
     else if (what == "retry_ms")
         sh.session().setRetryTimeout(std::chrono::milliseconds(n.value()));
     else
         s = Status::InvalidArgument(
-            fmt::format("cannot set '{}'; usage: set oldest|stable|lock_timeout_ms|retry_ms N",
-                        a[0].text.substr(0, 40)));
+            fmt::format("cannot set {}; usage: set oldest|stable|lock_timeout_ms|retry_ms N",
+                        displayBytes(a[0].text, 40)));
     if (!s.ok())
         return Reply::error(s);
     Reply r;
@@ -150,7 +156,7 @@ Status oplogOptions(const Args& a, bool allowFromLimit, oplog::OplogCursorOption
         if (!splitOption(t.text, &name, &value) || (!allowFromLimit && name != "ns") ||
             (name != "from" && name != "limit" && name != "ns"))
             return Status::InvalidArgument(
-                fmt::format("unexpected '{}'; usage: {}", t.text.substr(0, 40),
+                fmt::format("unexpected {}; usage: {}", displayBytes(t.text, 40),
                             allowFromLimit ? "oplog [from=TS] [limit=N] [ns=NS]" : "tail [ns=NS]"));
         if (name == "ns") {
             o->ns = value;
@@ -197,37 +203,26 @@ Reply oplogCmd(Shell& sh, const Args& a) {
 }
 
 Reply tail(Shell& sh, const Args& a) {
+    if (a.size() == 1 && !a[0].quoted && lowerCase(a[0].text) == "stop") {
+        if (!sh.tailing())
+            return Reply::error(Status::IllegalOperation("not following the oplog"));
+        uint64_t n = sh.stopTail();
+        Reply r;
+        r.fields["entries"] = n;
+        r.lines.push_back(fmt::format("stopped following ({} entr{})", n, n == 1 ? "y" : "ies"));
+        return r;
+    }
     oplog::OplogCursorOptions o;
     uint64_t unused = 0;
     if (Status s = oplogOptions(a, false, &o, &unused); !s.ok())
         return Reply::error(s);
-    auto* log = sh.engine().oplog();
-    if (!log)
-        return Reply::error(
-            Status::IllegalOperation("an in-memory engine has no oplog; open the shell on a path"));
-    o.from = log->refreshVisibility() + 1;  // new entries only
-    auto cursor = sh.engine().openOplogCursor(o);
-    if (!cursor.ok())
-        return Reply::error(cursor.status());
-    uint64_t n = 0;
-    std::vector<oplog::OplogEntry> entries;
-    while (!sh.interrupted()) {
-        entries.clear();
-        if (Status s = cursor.value()->next(&entries, 100, std::chrono::milliseconds(100)); !s.ok())
-            return Reply::error(s);
-        for (const auto& e : entries) {
-            Reply item;
-            item.cmd = "tail";
-            item.session = sh.sessionName();
-            item.fields["entry"] = entryJson(e);
-            item.lines.push_back(entryLine(e));
-            sh.emit(item);
-            ++n;
-        }
-    }
+    if (Status s = sh.startTail(o.ns); !s.ok())
+        return Reply::error(s);
     Reply r;
-    r.fields["entries"] = n;
-    r.lines.push_back(fmt::format("({} entr{} followed)", n, n == 1 ? "y" : "ies"));
+    r.fields["following"] = true;
+    r.fields["ns"] = o.ns;
+    r.lines.push_back("following the oplog: new entries print as they commit (`tail stop` or "
+                      "Ctrl-C ends it)");
     return r;
 }
 
@@ -269,7 +264,7 @@ Reply status(Shell& sh, const Args& a) {
     } else {
         if (!all.contains(a[0].text))
             return Reply::error(Status::InvalidArgument(
-                fmt::format("no status section '{}'; there are: {}", a[0].text.substr(0, 40), [&] {
+                fmt::format("no status section {}; there are: {}", displayBytes(a[0].text, 40), [&] {
                     std::vector<std::string> names;
                     for (const auto& [k, v] : all.items())
                         names.push_back(k);
@@ -296,7 +291,7 @@ Reply help(Shell& sh, const Args& a) {
         const CommandSpec* c = sh.commands().find(a[0].text);
         if (!c)
             return Reply::error(
-                Status::InvalidArgument(fmt::format("no command '{}'", a[0].text.substr(0, 40))),
+                Status::InvalidArgument(fmt::format("no command {}", displayBytes(a[0].text, 40))),
                 "type `help` for the list of commands");
         r.fields["usage"] = c->usage;
         r.fields["summary"] = c->summary;
@@ -323,6 +318,14 @@ Reply quit(Shell&, const Args&) {
 
 }  // namespace
 
+Reply tailEntryReply(const oplog::OplogEntry& e) {
+    Reply item;
+    item.cmd = "tail";
+    item.fields["entry"] = entryJson(e);
+    item.lines.push_back(entryLine(e));
+    return item;
+}
+
 void addAdminCommands(CommandTable& t) {
     t.add({"ts", "ts", "the timestamps: clock, oldest, stable, all_durable, oldest_reader, pinned",
            0, 0, ts});
@@ -337,7 +340,8 @@ void addAdminCommands(CommandTable& t) {
            checkpoint});
     t.add({"oplog", "oplog [from=TS] [limit=N] [ns=NS]",
            "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
-    t.add({"tail", "tail [ns=NS]", "follow new oplog entries until Ctrl-C", 0, 1, tail});
+    t.add({"tail", "tail [ns=NS] | tail stop",
+           "follow new oplog entries in the background until `tail stop` or Ctrl-C", 0, 1, tail});
     t.add({"locks", "locks", "the lock table: resources, granted modes and waiters", 0, 0, locks});
     t.add(
         {"status", "status [SECTION]", "every statistic, as JSON (or one section)", 0, 1, status});

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "engine/namespace.h"
+#include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/shell.h"
 
@@ -15,7 +16,7 @@ Reply use(Shell& sh, const Args& a) {
     sh.setDb(a[0].text);
     Reply r;
     r.fields["db"] = a[0].text;
-    r.lines.push_back("switched to db " + a[0].text);
+    r.lines.push_back("switched to db " + displayBytes(a[0].text));
     return r;
 }
 
@@ -40,7 +41,7 @@ Reply show(Shell& sh, const Args& a) {
         return r;
     }
     return Reply::error(Status::InvalidArgument(fmt::format(
-        "show what? '{}'; usage: show dbs | show collections", a[0].text.substr(0, 40))));
+        "show what? {}; usage: show dbs | show collections", displayBytes(a[0].text, 40))));
 }
 
 Reply create(Shell& sh, const Args& a) {
@@ -49,7 +50,7 @@ Reply create(Shell& sh, const Args& a) {
         return Reply::error(s);
     Reply r;
     r.fields["ns"] = ns;
-    r.lines.push_back("created " + ns);
+    r.lines.push_back("created " + displayBytes(ns));
     return r;
 }
 
@@ -59,7 +60,7 @@ Reply drop(Shell& sh, const Args& a) {
         return Reply::error(s);
     Reply r;
     r.fields["ns"] = ns;
-    r.lines.push_back("dropped " + ns);
+    r.lines.push_back("dropped " + displayBytes(ns));
     return r;
 }
 
@@ -68,7 +69,7 @@ Reply dropdb(Shell& sh, const Args& a) {
         return Reply::error(s);
     Reply r;
     r.fields["db"] = a[0].text;
-    r.lines.push_back("dropped database " + a[0].text);
+    r.lines.push_back("dropped database " + displayBytes(a[0].text));
     return r;
 }
 

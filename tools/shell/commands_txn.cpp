@@ -1,6 +1,7 @@
 // begin, commit, abort, session, sessions.
 #include <fmt/format.h>
 
+#include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/shell.h"
 
@@ -25,7 +26,7 @@ Reply begin(Shell& sh, const Args& a) {
             o.roundUpReadTs = true;
         } else {
             return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected '{}'; usage: begin [read_ts=N] [roundup]", t.text.substr(0, 40))));
+                "unexpected {}; usage: begin [read_ts=N] [roundup]", displayBytes(t.text, 40))));
         }
     }
     if (Status s = sh.session().begin(o); !s.ok())
@@ -45,10 +46,13 @@ Reply commit(Shell& sh, const Args& a) {
         std::string name, value;
         if (!splitOption(a[0].text, &name, &value) || name != "commit_ts")
             return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected '{}'; usage: commit [commit_ts=N]", a[0].text.substr(0, 40))));
+                "unexpected {}; usage: commit [commit_ts=N]", displayBytes(a[0].text, 40))));
         auto n = parseNumber(value, "commit_ts");
         if (!n.ok())
             return Reply::error(n.status());
+        if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
+            return Reply::error(Status::InvalidArgument(
+                "commit_ts must be a timestamp > 0; the transaction is still open"));
         ts = n.value();
     }
     const size_t writes = sh.session().info().writes;

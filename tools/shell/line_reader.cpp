@@ -3,7 +3,10 @@
 #include <editline/readline.h>
 
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+
+#include <fmt/format.h>
 
 namespace mvkv::tools {
 
@@ -81,13 +84,21 @@ class StreamReader final : public LineReader {
     explicit StreamReader(std::FILE* in) : in_(in) {}
     std::optional<std::string> next(const std::string&) override {
         std::string line;
+        tooLong_ = false;
         int c;
         bool any = false;
         while ((c = std::fgetc(in_)) != EOF) {
             any = true;
             if (c == '\n')
                 return stripCr(line);
-            line.push_back(static_cast<char>(c));
+            if (line.size() < kMaxLineBytes)
+                line.push_back(static_cast<char>(c));
+            else
+                tooLong_ = true;  // the rest of the line is skipped
+        }
+        if (std::ferror(in_)) {
+            error_ = Status::IOError(fmt::format("reading commands: {}", std::strerror(errno)));
+            return std::nullopt;
         }
         if (!any)
             return std::nullopt;

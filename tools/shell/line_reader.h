@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "util/status.h"
+
 namespace mvkv::tools {
 
 class LineReader {
@@ -18,6 +20,18 @@ class LineReader {
     virtual ~LineReader() = default;
     /// The next line without its newline; nullopt at the end (Ctrl-D).
     virtual std::optional<std::string> next(const std::string& prompt) = 0;
+    /// Set when the line just returned was longer than kMaxLineBytes: it
+    /// was cut there, and the rest of it skipped.
+    bool lastLineTooLong() const { return tooLong_; }
+    /// Why reading stopped early (a read error), or OK.
+    const Status& error() const { return error_; }
+
+    /// Longer lines are cut and refused (values are at most 16 MiB).
+    static constexpr size_t kMaxLineBytes = 64u << 20;
+
+  protected:
+    bool tooLong_ = false;
+    Status error_;
 };
 
 /// libedit on the terminal; `commands` are completed with Tab. `sigints`

@@ -4,6 +4,9 @@
 
 #include <charconv>
 
+#include "tools/shell/bytes.h"
+#include "oplog/oplog_cursor.h"
+
 namespace mvkv::tools {
 
 namespace {
@@ -37,8 +40,8 @@ StatusWith<uint64_t> parseNumber(std::string_view text, std::string_view what) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size())
         return Status::InvalidArgument(
-            fmt::format("{} must be a whole number from 0 to {}, not '{}'", what, UINT64_MAX,
-                        text.substr(0, 40)));
+            fmt::format("{} must be a whole number from 0 to {}, not {}", what, UINT64_MAX,
+                        displayBytes(text, 40)));
     return v;
 }
 
@@ -52,16 +55,79 @@ bool splitOption(std::string_view token, std::string* name, std::string* value) 
 }
 
 Shell::Shell(engine::Engine& engine) : engine_(engine), table_(makeCommandTable()) {
-    sessions_[current_] = engine_.openSession();
+    sessions_[current_] = openSession();
 }
 
-Shell::~Shell() = default;
+std::unique_ptr<engine::Session> Shell::openSession() {
+    // One thread runs every session: a lock another of this shell's sessions
+    // holds would never be released while this one waits for it. A finite
+    // wait turns that into a LockTimeout (set lock_timeout_ms changes it).
+    auto s = engine_.openSession();
+    s->setLockTimeout(kDefaultLockTimeout);
+    return s;
+}
+
+Shell::~Shell() {
+    stopTail();
+}
+
+Status Shell::startTail(std::string ns) {
+    if (tailing())
+        return Status::IllegalOperation("already following the oplog; `tail stop` first");
+    oplog::Oplog* log = engine_.oplog();
+    if (!log)
+        return Status::IllegalOperation("an in-memory engine has no oplog; open the shell on a path");
+    auto cursor = engine_.openOplogCursor({log->refreshVisibility() + 1, std::move(ns)});
+    if (!cursor.ok())
+        return cursor.status();
+    followerStop_.store(false);
+    followed_.store(0);
+    follower_ = std::thread([this, c = std::shared_ptr<oplog::OplogCursor>(std::move(cursor).value()),
+                             log, session = current_] {
+        std::vector<oplog::OplogEntry> entries;
+        bool stopping = false;
+        while (true) {
+            entries.clear();
+            // Once asked to stop: what is visible by then, without waiting.
+            if (!stopping && followerStop_.load()) {
+                stopping = true;
+                log->refreshVisibility();
+            }
+            Status s = c->next(&entries, 100, stopping ? std::chrono::milliseconds(0)
+                                                       : std::chrono::milliseconds(100));
+            if (!s.ok()) {
+                Reply r = Reply::error(s);
+                r.cmd = "tail";
+                r.session = session;
+                emit(r);
+                return;
+            }
+            for (const auto& e : entries) {
+                Reply r = tailEntryReply(e);
+                r.session = session;
+                emit(r);
+                followed_.fetch_add(1);
+            }
+            if (stopping && entries.empty())
+                return;
+        }
+    });
+    return Status::OK();
+}
+
+uint64_t Shell::stopTail() {
+    if (!tailing())
+        return 0;
+    followerStop_.store(true);
+    follower_.join();
+    return followed_.load();
+}
 
 bool Shell::useSession(const std::string& name) {
     current_ = name;
     if (sessions_.count(name))
         return false;
-    sessions_[name] = engine_.openSession();
+    sessions_[name] = openSession();
     return true;
 }
 
@@ -78,6 +144,7 @@ std::string Shell::sessionOfLocker(uint64_t id) const {
 
 void Shell::interrupt() {
     interrupted_.store(true, std::memory_order_release);
+    followerStop_.store(true);  // Ctrl-C also ends a `tail`
     if (engine::Session* s = running_.load(std::memory_order_acquire))
         s->interrupt();
 }
@@ -95,7 +162,7 @@ Reply Shell::execute(const Command& command) {
         if (!close.empty())
             hint = fmt::format("did you mean {}?", fmt::join(close, ", "));
         reply = Reply::error(Status::InvalidArgument(fmt::format(
-                                 "unknown command '{}'", command.front().text.substr(0, 64))),
+                                 "unknown command {}", displayBytes(command.front().text, 64))),
                              hint);
         reply.cmd = word;
         reply.session = current_;
@@ -113,7 +180,11 @@ Reply Shell::execute(const Command& command) {
             spec->usage)));
     } else {
         running_.store(&session(), std::memory_order_release);
-        reply = spec->run(*this, args);
+        try {
+            reply = spec->run(*this, args);
+        } catch (const std::exception& e) {  // a bug, not an answer: say so, keep the shell
+            reply = Reply::error(Status::Internal(fmt::format("{} failed: {}", spec->name, e.what())));
+        }
         running_.store(nullptr, std::memory_order_release);
     }
     reply.cmd = spec->name;

@@ -8,14 +8,17 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "oplog/oplog_entry.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/reply.h"
 #include "tools/shell/tokenizer.h"
@@ -24,6 +27,9 @@ namespace mvkv::tools {
 
 class Shell {
   public:
+    /// How long a shell session waits for a lock by default.
+    static constexpr std::chrono::milliseconds kDefaultLockTimeout{5000};
+
     /// `engine` must outlive the shell.
     explicit Shell(engine::Engine& engine);
     ~Shell();
@@ -40,6 +46,15 @@ class Shell {
         if (sink_)
             sink_(item);
     }
+    /// `tail`: follows the oplog in a background thread from the next
+    /// entry on, emitting each entry, while the shell keeps taking commands
+    /// (its own sessions' writes show up). IllegalOperation when already
+    /// following or in memory.
+    Status startTail(std::string ns);
+    /// Stops following, after emitting what is already visible; returns how
+    /// many entries were emitted (0 when not following).
+    uint64_t stopTail();
+    bool tailing() const { return follower_.joinable(); }
 
     // --- for the commands ---
     engine::Engine& engine() { return engine_; }
@@ -59,6 +74,8 @@ class Shell {
     std::string sessionOfLocker(uint64_t id) const;
 
   private:
+    std::unique_ptr<engine::Session> openSession();
+
     engine::Engine& engine_;
     CommandTable table_;
     std::string db_ = "test";
@@ -67,7 +84,13 @@ class Shell {
     std::atomic<bool> interrupted_{false};
     std::atomic<engine::Session*> running_{nullptr};
     std::function<void(const Reply&)> sink_;
+    std::thread follower_;
+    std::atomic<bool> followerStop_{false};
+    std::atomic<uint64_t> followed_{0};
 };
+
+/// One `tail` item: {"cmd":"tail", ..., "entry":{...}}.
+Reply tailEntryReply(const oplog::OplogEntry& e);
 
 /// A number argument: InvalidArgument naming `what` unless all digits and in range.
 StatusWith<uint64_t> parseNumber(std::string_view text, std::string_view what);
