@@ -1141,3 +1141,23 @@ TEST_CASE("-f of a directory is a bad invocation") {
     CHECK(r.code == 2);
     CHECK(r.err.find("is a directory") != std::string::npos);
 }
+
+TEST_CASE("Ctrl-C stops a script read from a pipe, even while it waits for input") {
+    Child c({"--memory", "--json"});
+    c.send("create u\n");
+    auto first = c.readLine();
+    REQUIRE(first);
+    CHECK(json::parse(*first)["cmd"] == "create");
+    // The shell now waits for its next line; the interrupt ends the input.
+    REQUIRE(::kill(c.pid(), SIGINT) == 0);
+    auto second = c.readLine();
+    REQUIRE(second);
+    json j = json::parse(*second);
+    CHECK(j["ok"] == false);
+    CHECK(j["code"] == "Interrupted");
+    c.send("put u z 1\n");  // never run
+    Result r = c.finish();
+    CHECK(r.exited);
+    CHECK(r.code == 1);
+    CHECK(r.out.find("\"put\"") == std::string::npos);
+}

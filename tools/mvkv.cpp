@@ -7,6 +7,7 @@
 // Exit status: 0 when every command succeeded, 1 when any failed (--bail
 // stops at the first), 2 for a bad invocation.
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -83,6 +84,14 @@ int main(int argc, char** argv) {
         }
     }
 
+    // SIGINT goes to this thread only: every thread started from here on
+    // (the engine's, the watcher) inherits it blocked, and this one unblocks
+    // it once the handler is in place, so a Ctrl-C ends a read it waits in.
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+
     engine::EngineOptions options;
     options.inMemory = memory;
     options.path = memory ? "" : path;
@@ -112,18 +121,21 @@ int main(int argc, char** argv) {
             fmt::print(stderr, "mvkv: pipe: {}\n", std::strerror(errno));
             return 1;
         }
+        const bool interactive = commands.empty() && !script && ::isatty(STDIN_FILENO);
         struct sigaction sa {};
         sa.sa_handler = onSigint;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
+        // Reading a script or pipe, a Ctrl-C must also end a read that waits
+        // for input (no restart); interactively libedit handles the prompt.
+        sa.sa_flags = interactive ? SA_RESTART : 0;
         sigaction(SIGINT, &sa, nullptr);
         std::thread watcher([&] {
             char c;
             while (::read(interruptPipe[0], &c, 1) == 1 && c == 1)
                 shell.interrupt();
         });
+        pthread_sigmask(SIG_UNBLOCK, &sigint, nullptr);
 
-        const bool interactive = commands.empty() && !script && ::isatty(STDIN_FILENO);
         std::unique_ptr<tools::LineReader> reader;
         if (!commands.empty()) {
             reader = tools::textReader(commands);
@@ -156,7 +168,13 @@ int main(int argc, char** argv) {
                                              tools::displayBytes(shell.sessionName()));
             std::optional<std::string> line = reader->next(prompt);
             if (!line) {
-                if (!reader->error().ok()) {
+                if (!interactive && sigints.load() != sigintsAtStart) {
+                    tools::Reply r = tools::Reply::error(Status::Interrupted(
+                        "interrupted (Ctrl-C): the rest of the input was not run"));
+                    r.session = shell.sessionName();
+                    print(r);
+                    status = 1;
+                } else if (!reader->error().ok()) {
                     tools::Reply r = tools::Reply::error(reader->error());
                     r.session = shell.sessionName();
                     print(r);
@@ -186,6 +204,8 @@ int main(int argc, char** argv) {
                 continue;
             }
             for (const tools::Command& cmd : split.value()) {
+                if (!interactive && sigints.load() != sigintsAtStart)
+                    break;  // reported at the top of the loop
                 tools::Reply r = shell.execute(cmd);
                 if (r.quit) {
                     if (json)  // one object per command, quit included

@@ -1,6 +1,8 @@
 #include "tools/shell/shell.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <charconv>
 
@@ -84,6 +86,10 @@ Status Shell::startTail(std::string ns) {
     followed_.store(0);
     follower_ = std::thread([this, c = std::shared_ptr<oplog::OplogCursor>(std::move(cursor).value()),
                              log, session = current_] {
+        sigset_t sigint;  // Ctrl-C belongs to the shell's main thread
+        sigemptyset(&sigint);
+        sigaddset(&sigint, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
         std::vector<oplog::OplogEntry> entries;
         bool stopping = false;
         while (true) {
