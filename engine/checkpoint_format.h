@@ -16,6 +16,7 @@
 
 #include "engine/checkpoint_file.h"
 #include "oplog/log_format.h"
+#include "util/file_sync.h"
 #include "util/status.h"
 
 namespace mvkv::engine::checkpoint_format {
@@ -33,19 +34,6 @@ constexpr char kBlockKind = 1;
 constexpr char kTrailerKind = 2;
 constexpr std::string_view kSuffix = ".mvkvckpt";
 constexpr std::string_view kTmpSuffix = ".tmp";
-
-inline Status ioError(std::string_view what, const std::string& path) {
-    return Status::IOError(fmt::format("{} {}: {}", what, path, std::strerror(errno)));
-}
-
-inline Status syncDirectory(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return ioError("open directory", dir);
-    int rc = ::fsync(fd);
-    ::close(fd);
-    return rc == 0 ? Status::OK() : ioError("fsync directory", dir);
-}
 
 // The number in "checkpoint-<16 lowercase hex>.mvkvckpt"; false for any other name.
 inline bool parseCheckpointFileName(std::string_view name, uint64_t* number) {

@@ -1,12 +1,8 @@
 #include "engine/checkpointer.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 
 #include "engine/checkpoint_file.h"
@@ -15,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "oplog/log_format.h"
+#include "util/file_sync.h"
 
 namespace mvkv::engine {
 
@@ -39,16 +36,6 @@ uint64_t firstLogSegment(const std::string& dir) {
             first = n;
     }
     return first;
-}
-
-Status syncDirectory(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::IOError(fmt::format("open directory {}: {}", dir, std::strerror(errno)));
-    int rc = ::fsync(fd);
-    ::close(fd);
-    return rc == 0 ? Status::OK()
-                   : Status::IOError(fmt::format("fsync directory {}: {}", dir, std::strerror(errno)));
 }
 
 }  // namespace

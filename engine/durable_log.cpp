@@ -1,6 +1,7 @@
 #include "engine/durable_log.h"
 
 #include "oplog/log_format.h"
+#include "util/file_sync.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -65,12 +66,7 @@ Status checkOrWriteMarker(const std::string& dir) {
     ::close(fd);
     if (!ok || ::rename(tmp.c_str(), marker.c_str()) != 0)
         return Status::IOError(fmt::format("write {}: {}", marker.string(), std::strerror(errno)));
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return Status::OK();
+    return syncDirectory(dir);
 }
 
 }  // namespace

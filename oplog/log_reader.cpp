@@ -1,5 +1,7 @@
 #include "oplog/log_reader.h"
 
+#include "util/file_sync.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -146,13 +148,7 @@ Status cutLogTail(const std::string& dir, const LogTail& tail) {
         if (ec)
             return Status::IOError(fmt::format("remove {}: {}", s.path, ec.message()));
     }
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return Status::IOError(fmt::format("open directory {}: {}", dir, std::strerror(errno)));
-    int rc = ::fsync(fd);
-    ::close(fd);
-    return rc == 0 ? Status::OK()
-                   : Status::IOError(fmt::format("fsync directory {}: {}", dir, std::strerror(errno)));
+    return syncDirectory(dir);
 }
 
 }  // namespace mvkv::oplog

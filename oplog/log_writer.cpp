@@ -11,26 +11,9 @@
 #include <thread>
 
 #include "oplog/log_format.h"
+#include "util/file_sync.h"
 
 namespace mvkv::oplog {
-
-namespace {
-
-Status ioError(std::string_view what, const std::string& path) {
-    return Status::IOError(fmt::format("{} {}: {}", what, path, std::strerror(errno)));
-}
-
-// Makes a new file's directory entry durable.
-Status syncDirectory(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return ioError("open directory", dir);
-    int rc = ::fsync(fd);
-    ::close(fd);
-    return rc == 0 ? Status::OK() : ioError("fsync directory", dir);
-}
-
-}  // namespace
 
 std::string_view syncModeName(SyncMode mode) {
     switch (mode) {

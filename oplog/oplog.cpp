@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "oplog/log_format.h"
+#include "util/file_sync.h"
 
 namespace mvkv::oplog {
 
@@ -238,12 +239,7 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
         if (rc != 0 && err != ENOENT)
             return Status::IOError(fmt::format("remove log segment {}: {}", path, std::strerror(err)));
     }
-    int dfd = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return Status::OK();
+    return syncDirectory(options_.dir);
 }
 
 OplogStats Oplog::stats() const {

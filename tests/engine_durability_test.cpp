@@ -189,20 +189,29 @@ TEST_CASE("durability: after SIGKILL every acknowledged commit is there, and no 
         size_t acked = 0;
         std::string buffered;
         char buf[4096];
-        while (acked < target) {
-            ssize_t n = read(ack[0], buf, sizeof(buf));
-            REQUIRE(n > 0);
-            buffered.append(buf, size_t(n));
-            size_t nl;
-            while ((nl = buffered.find('\n')) != std::string::npos) {
-                last[buffered.substr(2, nl - 2)] = buffered[0];
-                buffered.erase(0, nl + 1);
-                ++acked;
+        auto readAcks = [&](bool untilEnd) {
+            while (untilEnd || acked < target) {
+                ssize_t n = read(ack[0], buf, sizeof(buf));
+                if (untilEnd && n == 0)
+                    return;  // the child is gone: every acknowledgement it sent is read
+                REQUIRE(n > 0);
+                buffered.append(buf, size_t(n));
+                size_t nl;
+                while ((nl = buffered.find('\n')) != std::string::npos) {
+                    last[buffered.substr(2, nl - 2)] = buffered[0];
+                    buffered.erase(0, nl + 1);
+                    ++acked;
+                }
             }
-        }
+        };
+        readAcks(false);
         kill(child, SIGKILL);
         int status = 0;
         waitpid(child, &status, 0);
+        // The child acknowledged more between our last read and its death:
+        // those commits must survive too, and without them a put we saw
+        // could have been deleted by an acknowledged delete we did not see.
+        readAcks(true);
         close(ack[0]);
         REQUIRE(WIFSIGNALED(status));
         auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
