@@ -227,7 +227,8 @@ class Session {
     /// Lazily made: most sessions never read from the history store.
     historystore::HistoryStore::Reader& historyReader();
     std::unique_ptr<historystore::HistoryStore::Reader> historyReader_;
-    std::vector<PendingWrite> pending_;                        // parallel to txn_.writes()
+    std::vector<PendingWrite> pending_;
+    std::string logPayload_;  // the oplog record being built (reused: no allocation per commit)                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
     uint64_t lastOpWriteConflicts_ = 0;

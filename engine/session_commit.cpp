@@ -53,20 +53,18 @@ void Session::abortTxn() {
 }
 
 Status Session::logCommitted() {
+    // Encoded straight from the versions into a buffer the session reuses.
     const auto& writes = txn_.writes();
-    std::vector<oplog::OplogEntry> entries;
-    entries.reserve(writes.size());
+    const auto count = static_cast<uint32_t>(writes.size());
+    oplog::startPayload(&logPayload_, count);
     for (size_t i = 0; i < writes.size(); ++i) {
         const mvcc::Update* u = writes[i].update;
-        oplog::OplogEntry e;
-        e.ts = txn_.commitTs();
-        e.txnId = txn_.id();
-        e.op = u->isTombstone() ? oplog::OpType::kDelete : static_cast<oplog::OpType>(pending_[i].op);
-        e.ns = pending_[i].collection->ns().ns();
-        e.key = pending_[i].key;
-        if (!u->isTombstone())
-            e.value.assign(u->value());
-        entries.push_back(std::move(e));
+        const bool tombstone = u->isTombstone();
+        oplog::addEntry(&logPayload_, txn_.commitTs(), txn_.id(),
+                        tombstone ? oplog::OpType::kDelete
+                                  : static_cast<oplog::OpType>(pending_[i].op),
+                        pending_[i].collection->ns().ns(), pending_[i].key,
+                        tombstone ? std::string_view() : u->value());
     }
     // Writing the oplog is a write to the `local` database (seed 000).
     lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
@@ -74,7 +72,7 @@ Status Session::logCommitted() {
         return Status(local.status().code(),
                       "the transaction was rolled back: its oplog entry could not be written: " +
                           local.status().message());
-    Status s = engine_.log_->oplog().append(entries);
+    Status s = engine_.log_->oplog().append(logPayload_, txn_.commitTs(), count);
     if (s.code() == StatusCode::kIOError)
         return Status(s.code(),
                       "the transaction was rolled back, but its oplog record may have reached the "

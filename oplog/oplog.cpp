@@ -111,12 +111,16 @@ void Oplog::indexLocked(RecordRef ref) {
 Status Oplog::append(const std::vector<OplogEntry>& entries) {
     if (entries.empty())
         return Status::OK();
-    std::string payload = encodeEntries(entries);
+    return append(encodeEntries(entries), entries.front().ts,
+                  static_cast<uint32_t>(entries.size()));
+}
+
+Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries) {
     LogPosition where;
     if (Status s = writer_->append(payload, options_.mode, &where); !s.ok())
         return s;
-    RecordRef ref{{entries.front().ts, 0}, where.segment, where.offset,
-                  static_cast<uint32_t>(payload.size()), static_cast<uint32_t>(entries.size())};
+    RecordRef ref{{ts, 0}, where.segment, where.offset, static_cast<uint32_t>(payload.size()),
+                  entries};
     std::unique_lock lock(mutex_);
     Segment& seg = segments_[where.segment];
     seg.bytes = std::max(seg.bytes, where.offset + kRecordHeaderBytes + payload.size());

@@ -107,6 +107,9 @@ class Oplog {
     /// mode promises, and indexed. The caller's transaction must still hold
     /// all_durable below the timestamp (TransactionManager::prepareCommit).
     Status append(const std::vector<OplogEntry>& entries);
+    /// The same for a payload already encoded (startPayload/addEntry) with
+    /// `entries` entries at timestamp `ts`.
+    Status append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries);
     /// Where the next record will start.
     LogPosition end() const { return writer_->end(); }
     /// Writes and syncs every record appended so far.

@@ -76,21 +76,30 @@ bool validOp(char c) {
 
 }  // namespace
 
+void startPayload(std::string* payload, uint32_t count) {
+    char buf[4];
+    putU32(buf, count);
+    payload->assign(buf, 4);
+}
+
+void addEntry(std::string* payload, mvcc::Timestamp ts, mvcc::TxnId txnId, OpType op,
+              std::string_view ns, std::string_view key, std::string_view value) {
+    char buf[8];
+    putU64(buf, ts);
+    payload->append(buf, 8);
+    putU64(buf, txnId);
+    payload->append(buf, 8);
+    payload->push_back(static_cast<char>(op));
+    putString(*payload, ns);
+    putString(*payload, key);
+    putString(*payload, value);
+}
+
 std::string encodeEntries(const std::vector<OplogEntry>& entries) {
     std::string out;
-    char buf[8];
-    putU32(buf, static_cast<uint32_t>(entries.size()));
-    out.append(buf, 4);
-    for (const OplogEntry& e : entries) {
-        putU64(buf, e.ts);
-        out.append(buf, 8);
-        putU64(buf, e.txnId);
-        out.append(buf, 8);
-        out.push_back(static_cast<char>(e.op));
-        putString(out, e.ns);
-        putString(out, e.key);
-        putString(out, e.value);
-    }
+    startPayload(&out, static_cast<uint32_t>(entries.size()));
+    for (const OplogEntry& e : entries)
+        addEntry(&out, e.ts, e.txnId, e.op, e.ns, e.key, e.value);
     return out;
 }
 

@@ -38,6 +38,12 @@ struct OplogEntry {
 /// The payload of one log record holding `entries` (one transaction's).
 std::string encodeEntries(const std::vector<OplogEntry>& entries);
 
+/// Builds the same payload entry by entry, without OplogEntry copies (the
+/// commit path): start(count), then exactly `count` add() calls.
+void startPayload(std::string* payload, uint32_t count);
+void addEntry(std::string* payload, mvcc::Timestamp ts, mvcc::TxnId txnId, OpType op,
+              std::string_view ns, std::string_view key, std::string_view value);
+
 /// The entries of a payload from encodeEntries. Corruption (naming what is
 /// wrong and where) for anything else: a truncated payload, an unknown op,
 /// lengths past the end, bytes left over. `out` is cleared first and left
