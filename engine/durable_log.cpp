@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <xxhash.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -21,6 +22,29 @@ namespace {
 
 constexpr const char* kMarkerName = "MVKV";
 constexpr const char* kLockName = "mvkv.lock";
+constexpr const char* kCleanShutdownName = "clean-shutdown";
+
+// Checksummed, so that a damaged note is ignored rather than believed.
+std::string cleanShutdownText(oplog::LogPosition end) {
+    std::string body = fmt::format("mvkv clean shutdown\nlog end {} {}\n", end.segment, end.offset);
+    return body + fmt::format("checksum {:016x}\n", XXH3_64bits(body.data(), body.size()));
+}
+
+// The clean-shutdown note, if there is one that reads.
+std::optional<oplog::LogPosition> readCleanShutdown(const std::string& dir) {
+    std::ifstream in(dir + "/" + kCleanShutdownName);
+    if (!in)
+        return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    unsigned long long segment = 0, offset = 0;
+    if (std::sscanf(text.str().c_str(), "mvkv clean shutdown\nlog end %llu %llu", &segment,
+                    &offset) != 2)
+        return std::nullopt;
+    if (text.str() != cleanShutdownText({segment, offset}))
+        return std::nullopt;
+    return oplog::LogPosition{segment, offset};
+}
 
 std::string markerText(int version) {
     return fmt::format("mvkv data directory\nformat {}\n", version);
@@ -93,58 +117,98 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
     std::unique_ptr<DurableLog> log(new DurableLog(dir, lockFd));
     if (Status s = checkOrWriteMarker(dir); !s.ok())
         return s;
-    // Every good record, then the cut of whatever follows the first bad one.
+    out->cleanEnd = readCleanShutdown(dir);
+    // Every good record up to the first damage, then those found past it.
     Status decodeError;
+    auto decode = [&](uint64_t segment, uint64_t offset, std::string_view payload, Record* r) {
+        Status d = oplog::decodeEntries(payload, &r->entries);
+        if (!d.ok() || r->entries.empty())
+            return Status::Corruption(fmt::format("{}: segment {} offset {}: {}", dir, segment,
+                                                  offset,
+                                                  d.ok() ? "a record with no entries" : d.message()));
+        r->where = {r->entries.front().ts, segment, offset, static_cast<uint32_t>(payload.size()),
+                    static_cast<uint32_t>(r->entries.size())};
+        return Status::OK();
+    };
     Status scanned = oplog::scanLog(
         dir,
         [&](uint64_t segment, uint64_t offset, std::string_view payload) {
             if (!decodeError.ok())
                 return;
             Record r;
-            Status d = oplog::decodeEntries(payload, &r.entries);
-            if (!d.ok() || r.entries.empty()) {
-                decodeError = Status::Corruption(
-                    fmt::format("{}: segment {} offset {}: {}", dir, segment, offset,
-                                d.ok() ? "a record with no entries" : d.message()));
+            decodeError = decode(segment, offset, payload, &r);
+            if (!decodeError.ok())
                 return;
-            }
-            r.where = {r.entries.front().ts, segment, offset,
-                       static_cast<uint32_t>(payload.size()),
-                       static_cast<uint32_t>(r.entries.size())};
             out->entries += r.entries.size();
             out->records.push_back(std::move(r));
         },
-        &out->tail);
+        &out->tail,
+        [&](uint64_t segment, uint64_t offset, std::string_view payload) {
+            Record r;
+            if (decode(segment, offset, payload, &r).ok())
+                out->after.push_back(std::move(r));
+            else
+                ++out->afterUndecodable;
+        });
     if (!scanned.ok())
         return scanned;
     if (!decodeError.ok())
         return decodeError;
-    if (Status s = oplog::cutLogTail(dir, out->tail); !s.ok())
-        return s;
-    // Above every segment left after the cut, so the numbers stay
-    // contiguous (a gap reads as a missing segment and cuts the log there).
-    log->nextSegment_ = 1;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-        uint64_t n = 0;
-        if (oplog::parseSegmentFileName(e.path().filename().string(), &n))
-            log->nextSegment_ = std::max(log->nextSegment_, n + 1);
+    // Only what lies before the damage counts (a segment found longer than
+    // the next one's start record says was read whole before that was seen).
+    if (out->tail.cut) {
+        const std::pair<uint64_t, uint64_t> damage{out->tail.segment, out->tail.offset};
+        while (!out->records.empty() &&
+               std::pair<uint64_t, uint64_t>{out->records.back().where.segment,
+                                             out->records.back().where.offset} >= damage) {
+            out->entries -= out->records.back().entries.size();
+            out->records.pop_back();
+        }
     }
-    if (ec)
-        return Status::IOError(fmt::format("list {}: {}", dir, ec.message()));
     return log;
+}
+
+Status DurableLog::cut(const oplog::LogTail& tail) {
+    return oplog::cutLogTail(dir_, tail);
 }
 
 Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& recovered,
                               uint64_t minNextSegment,
                               std::function<mvcc::Timestamp()> noHolesPoint) {
     options.dir = dir_;
-    nextSegment_ = std::max(nextSegment_, minNextSegment);
+    // Past every segment on disk, so the numbers stay contiguous (a gap
+    // reads as a missing segment).
+    uint64_t nextSegment = 1;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+        uint64_t n = 0;
+        if (oplog::parseSegmentFileName(e.path().filename().string(), &n))
+            nextSegment = std::max(nextSegment, n + 1);
+    }
+    if (ec)
+        return Status::IOError(fmt::format("list {}: {}", dir_, ec.message()));
+    // New records count as after the loaded checkpoint's position only in a
+    // later segment; when a cut removed segments up to it, header-only
+    // segments fill the numbers between (a gap reads as a missing segment).
+    if (nextSegment > 1)
+        for (; nextSegment < minNextSegment; ++nextSegment) {
+            std::error_code sizeEc;
+            const uint64_t prevBytes = std::filesystem::file_size(
+                dir_ + "/" + oplog::segmentFileName(nextSegment - 1), sizeEc);
+            if (Status s = writeFileAtomically(dir_, oplog::segmentFileName(nextSegment),
+                                               oplog::encodeSegmentStart(nextSegment, sizeEc ? 0 : prevBytes));
+                !s.ok())
+                return s;
+        }
+    nextSegment = std::max(nextSegment, minNextSegment);
+    if (Status s = removeFileDurably(dir_, kCleanShutdownName); !s.ok())
+        return s;
     std::vector<oplog::ExistingRecord> existing;
     existing.reserve(recovered.records.size());
     for (const Record& r : recovered.records)
         existing.push_back(r.where);
     auto started =
-        oplog::Oplog::open(std::move(options), existing, nextSegment_, std::move(noHolesPoint));
+        oplog::Oplog::open(std::move(options), existing, nextSegment, std::move(noHolesPoint));
     if (!started.ok())
         return started.status();
     oplog_ = std::move(started).value();
@@ -152,7 +216,14 @@ Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& reco
 }
 
 DurableLog::~DurableLog() {
-    oplog_.reset();
+    if (oplog_) {
+        // Clean only when every record reached the disk.
+        Status closed = oplog_->close();
+        const oplog::LogPosition end = oplog_->end();
+        oplog_.reset();
+        if (closed.ok())
+            writeFileAtomically(dir_, kCleanShutdownName, cleanShutdownText(end)).ignore();
+    }
     if (lockFd_ >= 0) {
         ::flock(lockFd_, LOCK_UN);
         ::close(lockFd_);

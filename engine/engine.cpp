@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include "engine/durable_log.h"
+#include "engine/log_repair.h"
 
 #include <fmt/format.h>
 
@@ -63,6 +64,30 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     LoadedCheckpoint checkpoint;
     if (Status s = engine->checkpointer_->load(&checkpoint); !s.ok())
         return s;
+    auto repairs = readRepairRecord(o.path);
+    if (!repairs.ok())
+        return repairs.status();
+    // A torn tail is cut; corruption refuses the open unless asked to repair.
+    RecoveryStats& r = engine->recovery_;
+    judgeDamage(o.path, &recovered, checkpoint);
+    if (recovered.tail.damage == oplog::LogDamage::kCorruption) {
+        if (!o.repair)
+            return damageError(o.path, recovered);
+        RepairOutcome repaired;
+        if (Status s = repairLog(*engine->log_, recovered, checkpoint, &repaired); !s.ok())
+            return Status(s.code(), fmt::format("repairing {}: {}", o.path, s.message()));
+        r.repaired = true;
+        r.repairLostCommits = repaired.lostCommits;
+        r.salvageDir = repaired.salvageDir;
+        repairs = readRepairRecord(o.path);
+        if (!repairs.ok())
+            return repairs.status();
+    } else if (recovered.tail.damage == oplog::LogDamage::kTornTail) {
+        if (Status s = engine->log_->cut(recovered.tail); !s.ok())
+            return s;
+    }
+    r.repairsJson = repairs.value();
+    r.repairs = nlohmann::json::parse(r.repairsJson).size();
     if (Status s = engine->replay(recovered, checkpoint); !s.ok())
         return Status(s.code(), fmt::format("replaying the oplog of {}: {}", o.path, s.message()));
     mvcc::TransactionManager& txns = engine->txns_;
@@ -74,7 +99,6 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         return s;
     engine->txns_.requireOrderedCommits();
     engine->logging_ = true;  // from here on commits are logged
-    RecoveryStats& r = engine->recovery_;
     r.durable = true;
     r.checkpointLoaded = checkpoint.loaded;
     r.checkpointNumber = checkpoint.number;
@@ -88,13 +112,29 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     r.cutOffset = recovered.tail.offset;
     r.cutBytes = recovered.tail.bytesCut;
     r.cutReason = recovered.tail.reason;
+    r.damage = std::string(oplog::logDamageName(recovered.tail.damage));
+    r.damageFile = recovered.tail.file;
+    r.recordsAfterDamage = recovered.tail.recordsAfter;
+    r.cleanShutdown = recovered.cleanEnd.has_value();
     r.micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                          std::chrono::steady_clock::now() - start)
                                          .count());
-    if (r.tailCut)
+    if (r.repaired)
         fmt::print(stderr,
-                   "mvkv: {}: cut the oplog at segment {} offset {} ({} bytes): {}\n", o.path,
-                   r.cutSegment, r.cutOffset, r.cutBytes, r.cutReason);
+                   "mvkv: {}: REPAIRED: cut the oplog at {} offset {} ({} bytes): {}; {} commit{} "
+                   "lost, listed in {}/{}; the cut segments are copied to {}\n",
+                   o.path, r.damageFile, r.cutOffset, r.cutBytes, r.cutReason, r.repairLostCommits,
+                   r.repairLostCommits == 1 ? "" : "s", o.path, kRepairRecordName, r.salvageDir);
+    else if (r.tailCut)
+        fmt::print(stderr,
+                   "mvkv: {}: cut a torn write at the oplog's end, segment {} offset {} ({} "
+                   "bytes): {}\n",
+                   o.path, r.cutSegment, r.cutOffset, r.cutBytes, r.cutReason);
+    if (r.repairs > 0 && !r.repaired)
+        fmt::print(stderr,
+                   "mvkv: {}: this directory was repaired ({} time{}); what was lost is listed in "
+                   "{}/{} (status recovery); clear it once dealt with (repair clear)\n",
+                   o.path, r.repairs, r.repairs == 1 ? "" : "s", o.path, kRepairRecordName);
     engine->checkpointer_->start(o.checkpointInterval);
     return engine;
 }
@@ -114,6 +154,16 @@ Engine::~Engine() {
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");
     checkpointer_.reset();
     log_.reset();  // written and synced, lock released, before the rest goes
+}
+
+Status Engine::clearRepairRecord() {
+    if (!log_)
+        return Status::IllegalOperation("an in-memory engine has no repair record");
+    if (Status s = engine::clearRepairRecord(options_.path); !s.ok())
+        return s;
+    recovery_.repairsJson = "[]";
+    recovery_.repairs = 0;
+    return Status::OK();
 }
 
 Status Engine::checkpoint() {
@@ -304,7 +354,15 @@ std::string Engine::statsJson() const {
                          {"cutSegment", r.cutSegment},
                          {"cutOffset", r.cutOffset},
                          {"cutBytes", r.cutBytes},
-                         {"cutReason", r.cutReason}};
+                         {"cutReason", r.cutReason},
+                         {"damage", r.damage},
+                         {"damageFile", r.damageFile},
+                         {"recordsAfterDamage", r.recordsAfterDamage},
+                         {"cleanShutdown", r.cleanShutdown},
+                         {"repaired", r.repaired},
+                         {"repairLostCommits", r.repairLostCommits},
+                         {"salvageDir", r.salvageDir},
+                         {"repairs", nlohmann::json::parse(r.repairsJson)}};
     }
     j["sessions"] = s.sessions;
     j["locks"] = nlohmann::json::parse(lockManager_.serverStatusJson());

@@ -47,11 +47,26 @@ struct RecoveryStats {
     uint64_t recordsInLog = 0;     // good records found in the oplog
     uint64_t recordsReplayed = 0;  // of those, applied (the rest the checkpoint held)
     uint64_t entriesReplayed = 0;
-    bool tailCut = false;  // a torn or corrupt tail was cut
+    bool tailCut = false;  // the log was cut: a torn tail, or a repair
     uint64_t cutSegment = 0;
     uint64_t cutOffset = 0;
     uint64_t cutBytes = 0;
     std::string cutReason;
+    /// What the log's damage was judged ("none", "torn tail", "corruption":
+    /// only with repair), its file, and the good records found past it.
+    std::string damage = "none";
+    std::string damageFile;
+    uint64_t recordsAfterDamage = 0;
+    /// The previous close was clean (the clean-shutdown note was there).
+    bool cleanShutdown = false;
+    /// This open repaired the log (EngineOptions::repair), and what it lost.
+    bool repaired = false;
+    uint64_t repairLostCommits = 0;
+    std::string salvageDir;
+    /// The repair record (engine/log_repair.h) as a JSON array, "[]" when
+    /// none; reported by every open until Engine::clearRepairRecord.
+    std::string repairsJson = "[]";
+    uint64_t repairs = 0;
     uint64_t micros = 0;  // time to open and replay
 };
 
@@ -102,7 +117,13 @@ class Engine {
     std::string statsJson() const;
 
     const EngineOptions& options() const { return options_; }
+    /// What opening the data directory found. Not to be read while
+    /// clearRepairRecord runs on another thread.
     const RecoveryStats& recovery() const { return recovery_; }
+    /// Removes the repair record once its losses are dealt with; later opens
+    /// stop reporting it (the salvage copies stay). IllegalOperation in
+    /// memory; IOError when the file cannot be removed.
+    Status clearRepairRecord();
     lockmgr::LockManager& lockManager() { return lockManager_; }
     mvcc::TransactionManager& transactions() { return txns_; }
     Catalog& catalog() { return catalog_; }

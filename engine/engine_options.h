@@ -21,6 +21,14 @@ struct EngineOptions {
     /// (survives the machine; the default), write (survives the process)
     /// or none (left to the OS and the log's buffer).
     oplog::SyncMode syncMode = oplog::SyncMode::kFsync;
+    /// Opening a data directory whose oplog is damaged (not a torn tail,
+    /// which is always cut) fails with Corruption and changes nothing.
+    /// With repair the log is cut at the damage instead, after every
+    /// segment cut is copied to DIR/salvage/<time>/ and the commits lost
+    /// are listed in DIR/repair.json, which every later open reports until
+    /// Engine::clearRepairRecord (engine/log_repair.h; the shell's --repair
+    /// and `repair clear`).
+    bool repair = false;
 
     /// The oplog on a data directory (docs/oplog.md): its cap (whole
     /// segments beyond it are dropped once the oldest checkpoint kept no

@@ -49,6 +49,25 @@ bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* ve
     return true;
 }
 
+std::string encodeSegmentStart(uint64_t number, uint64_t prevBytes) {
+    std::string payload(kSegmentStartPayloadBytes, '\0');
+    std::memcpy(payload.data(), kSegmentStartMagic, 8);
+    putU64(payload.data() + 8, number - 1);
+    putU64(payload.data() + 16, prevBytes);
+    std::string out = encodeSegmentHeader(number);
+    appendRecord(out, payload);
+    return out;
+}
+
+bool decodeSegmentStart(std::string_view payload, uint64_t* prevNumber, uint64_t* prevBytes) {
+    if (payload.size() != kSegmentStartPayloadBytes ||
+        std::memcmp(payload.data(), kSegmentStartMagic, 8) != 0)
+        return false;
+    *prevNumber = getU64(payload.data() + 8);
+    *prevBytes = getU64(payload.data() + 16);
+    return true;
+}
+
 uint64_t recordChecksum(std::string_view payload) {
     // Seeded with the length, so a corrupt length fails the check too.
     return XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size());

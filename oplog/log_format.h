@@ -8,10 +8,14 @@
 //             bits of XXH3-64 over the 20 bytes before it)  = 24 bytes
 //   records : length (u32 LE, payload bytes), checksum (u64 LE, XXH3-64 of
 //             the payload seeded with its length), payload
-// A record is whole or it is the torn tail: recovery stops at the first
-// record whose header or payload runs past the end of the file, whose
-// length is over kMaxRecordBytes, or whose checksum does not match, and cuts
-// the segment there (nothing after it is trusted, in this segment or later).
+// From format version 2 the first record is the segment's start record,
+// written with the header: magic "MVKVSEG\0", the previous segment's
+// number (u64) and its size in bytes when this segment began (u64; 0 when
+// there was none). A reader checks the previous segment against it, so an
+// older segment cut short — even at a record boundary — is found. Version
+// 1 segments (no start record) are still read.
+// What recovery makes of a record that does not read (a torn tail or
+// corruption): oplog/log_reader.h.
 #pragma once
 
 #include <cstddef>
@@ -23,9 +27,16 @@
 namespace mvkv::oplog {
 
 inline constexpr char kSegmentMagic[8] = {'M', 'V', 'K', 'V', 'L', 'O', 'G', '\n'};
-inline constexpr uint32_t kLogFormatVersion = 1;
+inline constexpr uint32_t kLogFormatVersion = 2;  // written; 1 is still read
+inline constexpr uint32_t kOldestLogFormatVersion = 1;
 inline constexpr size_t kSegmentHeaderBytes = 24;
 inline constexpr size_t kRecordHeaderBytes = 12;
+inline constexpr char kSegmentStartMagic[8] = {'M', 'V', 'K', 'V', 'S', 'E', 'G', '\0'};
+/// The start record's payload: magic, previous number, previous size.
+inline constexpr size_t kSegmentStartPayloadBytes = 8 + 8 + 8;
+/// Where a version-2 segment's first oplog record starts.
+inline constexpr size_t kSegmentStartBytes =
+    kSegmentHeaderBytes + kRecordHeaderBytes + kSegmentStartPayloadBytes;
 /// Larger records are refused by the writer and taken for garbage by the reader.
 inline constexpr uint32_t kMaxRecordBytes = 64u << 20;
 
@@ -35,6 +46,12 @@ std::string segmentFileName(uint64_t number);
 bool parseSegmentFileName(std::string_view name, uint64_t* number);
 
 std::string encodeSegmentHeader(uint64_t number);
+/// A new segment's first bytes: its header and its start record, which
+/// says the previous segment (number - 1) was `prevBytes` long (0: none).
+std::string encodeSegmentStart(uint64_t number, uint64_t prevBytes);
+/// True when `payload` is a start record's; then sets the previous
+/// segment's number and size.
+bool decodeSegmentStart(std::string_view payload, uint64_t* prevNumber, uint64_t* prevBytes);
 /// False unless `header` (kSegmentHeaderBytes) is a valid header; then sets
 /// *number and *version.
 bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* version);

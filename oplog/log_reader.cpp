@@ -54,71 +54,223 @@ StatusWith<std::string> readFile(const std::string& path) {
 
 }  // namespace
 
-Status scanLog(const std::string& dir,
-               const std::function<void(uint64_t, uint64_t, std::string_view)>& fn,
-               LogTail* tail) {
+std::string_view logDamageName(LogDamage d) {
+    switch (d) {
+        case LogDamage::kNone:
+            return "none";
+        case LogDamage::kTornTail:
+            return "torn tail";
+        case LogDamage::kCorruption:
+            return "corruption";
+    }
+    return "?";
+}
+
+namespace {
+
+// A whole record at `at` of `data`: its length is one a writer writes, its
+// payload is in the file and its checksum holds. Sets *next past it.
+bool goodRecordAt(std::string_view data, uint64_t at, uint64_t* next) {
+    if (data.size() < at || data.size() - at < kRecordHeaderBytes)
+        return false;
+    const uint32_t len = getU32(data.data() + at);
+    if (len > kMaxRecordBytes || data.size() - at - kRecordHeaderBytes < len)
+        return false;
+    if (recordChecksum(data.substr(at + kRecordHeaderBytes, len)) != getU64(data.data() + at + 4))
+        return false;
+    *next = at + kRecordHeaderBytes + len;
+    return true;
+}
+
+// Good records of `data` from `from` on, found by trying every byte as a
+// record start until one holds, then record by record. Counts them and hands
+// each to `after` (when given); start records are not oplog records.
+uint64_t findRecordsFrom(std::string_view data, uint64_t number, uint64_t from,
+                         const RecordFn& after) {
+    uint64_t found = 0;
+    uint64_t at = std::max<uint64_t>(from, kSegmentHeaderBytes);
+    while (at + kRecordHeaderBytes <= data.size()) {
+        uint64_t next;
+        if (!goodRecordAt(data, at, &next)) {
+            ++at;
+            continue;
+        }
+        const std::string_view payload =
+            data.substr(at + kRecordHeaderBytes, next - at - kRecordHeaderBytes);
+        uint64_t prevNumber, prevBytes;
+        if (!decodeSegmentStart(payload, &prevNumber, &prevBytes)) {
+            ++found;
+            if (after)
+                after(number, at, payload);
+        }
+        at = next;
+    }
+    return found;
+}
+
+}  // namespace
+
+Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const RecordFn& after) {
     *tail = LogTail{};
     auto listed = listSegments(dir);
     if (!listed.ok())
         return listed.status();
     const std::vector<Segment>& segments = listed.value();
     tail->segments = segments.size();
-    if (!segments.empty())
+    if (!segments.empty()) {
+        tail->firstSegment = segments.front().number;
         tail->lastSegment = segments.back().number;
-    auto cutAt = [&](size_t index, uint64_t offset, std::string reason) {
-        tail->cut = true;
+        tail->end = {segments.back().number, segments.back().size};
+    }
+    // The damage, once found: in segments[damagedIndex] at tail->offset, or
+    // (damagedIndex == npos) a missing segment before segments[laterFrom].
+    constexpr size_t npos = SIZE_MAX;
+    size_t damagedIndex = npos;
+    size_t laterFrom = segments.size();
+    bool damaged = false;
+    auto damageAt = [&](size_t index, uint64_t offset, LogDamage kind, std::string reason) {
+        damaged = true;
+        damagedIndex = index;
+        laterFrom = index + 1;
+        tail->damage = kind;
         tail->segment = segments[index].number;
         tail->offset = offset;
+        tail->file = segments[index].path;
         tail->reason = std::move(reason);
-        uint64_t bytes = segments[index].size - offset;
-        for (size_t j = index + 1; j < segments.size(); ++j)
-            bytes += segments[j].size;
-        tail->bytesCut = bytes;
     };
-    for (size_t i = 0; i < segments.size(); ++i) {
-        auto read = readFile(segments[i].path);
+    for (size_t index = 0; index < segments.size() && !damaged; ++index) {
+        const Segment& seg = segments[index];
+        const bool newest = index + 1 == segments.size();
+        if (index > 0 && seg.number != segments[index - 1].number + 1) {
+            damaged = true;
+            laterFrom = index;
+            tail->damage = LogDamage::kCorruption;
+            tail->segment = segments[index - 1].number + 1;
+            tail->offset = 0;
+            tail->file = dir + "/" + segmentFileName(tail->segment);
+            tail->reason = fmt::format("segment {} is missing (segments {} and {} are there)",
+                                       tail->segment, segments[index - 1].number, seg.number);
+            break;
+        }
+        auto read = readFile(seg.path);
         if (!read.ok())
             return read.status();
-        std::string_view data = read.value();
+        const std::string data = std::move(read).value();
         uint64_t number;
         uint32_t version;
-        if (!decodeSegmentHeader(data, &number, &version) || number != segments[i].number) {
-            cutAt(i, 0, "torn or corrupt segment header");
-            return Status::OK();
+        if (!decodeSegmentHeader(data, &number, &version) || number != seg.number) {
+            // A new segment's header goes out with its first records, in
+            // one write: only the newest segment can hold a short one.
+            if (newest && data.size() < kSegmentHeaderBytes)
+                damageAt(index, 0, LogDamage::kTornTail, "torn segment header");
+            else  // torn only if no good record follows (below)
+                damageAt(index, 0, newest ? LogDamage::kTornTail : LogDamage::kCorruption,
+                         "damaged segment header");
+            break;
         }
-        if (version != kLogFormatVersion)
+        if (version < kOldestLogFormatVersion || version > kLogFormatVersion)
             return Status::Corruption(fmt::format(
-                "{} has log format version {}; this build reads version {}", segments[i].path,
-                version, kLogFormatVersion));
-        if (i > 0 && number != segments[i - 1].number + 1) {
-            cutAt(i, 0, fmt::format("segment {} missing", segments[i - 1].number + 1));
-            return Status::OK();
-        }
-        size_t at = kSegmentHeaderBytes;
+                "{} has log format version {}; this build reads versions {} to {}", seg.path,
+                version, kOldestLogFormatVersion, kLogFormatVersion));
+        bool needStart = version >= 2;
+        uint64_t at = kSegmentHeaderBytes;
         while (at < data.size()) {
-            if (data.size() - at < kRecordHeaderBytes) {
-                cutAt(i, at, "torn record header");
-                return Status::OK();
+            const uint64_t left = data.size() - at;
+            if (left < kRecordHeaderBytes) {
+                if (newest)
+                    damageAt(index, at, LogDamage::kTornTail, "torn record header");
+                else
+                    damageAt(index, at, LogDamage::kCorruption,
+                             "the segment ends inside a record header, and it is not the newest "
+                             "one (an older segment was synced whole before the next began)");
+                break;
             }
-            uint32_t len = getU32(data.data() + at);
-            uint64_t sum = getU64(data.data() + at + 4);
+            const uint32_t len = getU32(data.data() + at);
+            const uint64_t sum = getU64(data.data() + at + 4);
             if (len > kMaxRecordBytes) {
-                cutAt(i, at, fmt::format("record length {} over the limit", len));
-                return Status::OK();
+                damageAt(index, at, LogDamage::kCorruption,
+                         fmt::format("record length {} is over the limit {}: no writer wrote it",
+                                     len, kMaxRecordBytes));
+                break;
             }
-            if (data.size() - at - kRecordHeaderBytes < len) {
-                cutAt(i, at, "torn record");
-                return Status::OK();
+            if (left - kRecordHeaderBytes < len) {
+                const std::string_view rest = std::string_view(data).substr(at + kRecordHeaderBytes);
+                if (recordChecksum(rest) == sum)
+                    damageAt(index, at, LogDamage::kCorruption,
+                             fmt::format("record length {} is damaged: the {} bytes after it are "
+                                         "the whole record",
+                                         len, rest.size()));
+                else if (newest)
+                    damageAt(index, at, LogDamage::kTornTail, "torn record");
+                else
+                    damageAt(index, at, LogDamage::kCorruption,
+                             "the segment ends inside a record, and it is not the newest one (an "
+                             "older segment was synced whole before the next began)");
+                break;
             }
-            std::string_view payload = data.substr(at + kRecordHeaderBytes, len);
+            std::string_view payload = std::string_view(data).substr(at + kRecordHeaderBytes, len);
             if (recordChecksum(payload) != sum) {
-                cutAt(i, at, "checksum mismatch");
-                return Status::OK();
+                // The whole record is there, so no torn write made it.
+                damageAt(index, at, LogDamage::kCorruption, "checksum mismatch");
+                break;
             }
-            fn(segments[i].number, at, payload);
+            if (needStart) {
+                needStart = false;
+                uint64_t prevNumber, prevBytes;
+                if (!decodeSegmentStart(payload, &prevNumber, &prevBytes) ||
+                    prevNumber + 1 != seg.number) {
+                    damageAt(index, at, LogDamage::kCorruption,
+                             "the segment's first record is not its start record");
+                    break;
+                }
+                // The previous segment must be as long as it was when this
+                // one began: shorter, and its end is gone (even when it was
+                // cut at a record boundary); longer, and bytes were added.
+                if (index > 0 && segments[index - 1].number == prevNumber &&
+                    segments[index - 1].size != prevBytes) {
+                    const Segment& prev = segments[index - 1];
+                    damageAt(index - 1, std::min(prev.size, prevBytes), LogDamage::kCorruption,
+                             fmt::format("segment {} is {} bytes, but it was {} bytes when segment "
+                                         "{} began after it: {}",
+                                         prev.number, prev.size, prevBytes, seg.number,
+                                         prev.size < prevBytes ? "its end is missing"
+                                                               : "bytes were added to it"));
+                    break;
+                }
+                at += kRecordHeaderBytes + len;
+                continue;
+            }
+            fn(seg.number, at, payload);
             ++tail->records;
             at += kRecordHeaderBytes + len;
         }
+    }
+    if (!damaged)
+        return Status::OK();
+    tail->cut = true;
+    tail->end = {tail->segment, tail->offset};
+    // Bytes from the damage on, and the good records found past it.
+    uint64_t bytes = 0;
+    if (damagedIndex != npos) {
+        const Segment& seg = segments[damagedIndex];
+        bytes = seg.size - std::min(seg.size, tail->offset);
+        auto read = readFile(seg.path);
+        if (!read.ok())
+            return read.status();
+        tail->recordsAfter += findRecordsFrom(read.value(), seg.number, tail->offset + 1, after);
+    }
+    for (size_t j = laterFrom; j < segments.size(); ++j) {
+        bytes += segments[j].size;
+        auto read = readFile(segments[j].path);
+        if (!read.ok())
+            return read.status();
+        tail->recordsAfter += findRecordsFrom(read.value(), segments[j].number, 0, after);
+    }
+    tail->bytesCut = bytes;
+    if (tail->damage == LogDamage::kTornTail && tail->recordsAfter > 0) {
+        tail->damage = LogDamage::kCorruption;
+        tail->reason += fmt::format(", with {} good record{} after it: not a torn write",
+                                    tail->recordsAfter, tail->recordsAfter == 1 ? "" : "s");
     }
     return Status::OK();
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "oplog/log_format.h"
@@ -31,13 +32,22 @@ LogWriter::LogWriter(LogWriterOptions options) : options_(std::move(options)) {}
 
 StatusWith<std::unique_ptr<LogWriter>> LogWriter::create(LogWriterOptions options,
                                                          uint64_t firstSegment) {
-    if (options.segmentBytes < kSegmentHeaderBytes + kRecordHeaderBytes)
+    if (options.segmentBytes < kSegmentStartBytes + kRecordHeaderBytes)
         return Status::InvalidArgument(
             fmt::format("segmentBytes {} is too small", options.segmentBytes));
     std::unique_ptr<LogWriter> w(new LogWriter(std::move(options)));
+    // The start record names the previous segment's size as it is now.
+    uint64_t prevBytes = 0;
+    if (firstSegment > 1) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(
+            w->options_.dir + "/" + segmentFileName(firstSegment - 1), ec);
+        if (!ec)
+            prevBytes = size;
+    }
     if (Status s = w->openSegmentFile(firstSegment); !s.ok())
         return s;
-    std::string header = encodeSegmentHeader(firstSegment);
+    std::string header = encodeSegmentStart(firstSegment, prevBytes);
     if (Status s = w->writeAll(header); !s.ok())
         return s;
     if (Status s = w->syncFile(); !s.ok())
@@ -152,9 +162,10 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
     const uint64_t framed = kRecordHeaderBytes + payload.size();
     // A record that would pass the segment's size starts the next segment
     // (a segment holds at least one record, however large).
-    if (segmentSize_ > kSegmentHeaderBytes && segmentSize_ + framed > options_.segmentBytes) {
+    if (segmentSize_ > kSegmentStartBytes && segmentSize_ + framed > options_.segmentBytes) {
+        const uint64_t prevBytes = segmentSize_;
         ++segment_;
-        std::string header = encodeSegmentHeader(segment_);
+        std::string header = encodeSegmentStart(segment_, prevBytes);
         segmentSize_ = header.size();
         pending_.push_back({segment_, std::move(header)});
         ++stats_.segments;

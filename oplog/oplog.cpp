@@ -93,7 +93,7 @@ StatusWith<std::unique_ptr<Oplog>> Oplog::open(OplogOptions options,
     if (!writer.ok())
         return writer.status();
     log->writer_ = std::move(writer).value();
-    log->segments_[nextSegment].bytes = kSegmentHeaderBytes;
+    log->segments_[nextSegment].bytes = kSegmentStartBytes;
     log->visibility_.refreshNow();
     return log;
 }

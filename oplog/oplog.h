@@ -114,6 +114,9 @@ class Oplog {
     LogPosition end() const { return writer_->end(); }
     /// Writes and syncs every record appended so far.
     Status flush() { return writer_->flush(); }
+    /// Writes, syncs and closes the log (no append after it); the first
+    /// write or sync error the log met, if any. Idempotent.
+    Status close() { return writer_->close(); }
     SyncMode syncMode() const { return options_.mode; }
     const OplogOptions& options() const { return options_; }
 

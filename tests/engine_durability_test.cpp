@@ -17,6 +17,9 @@
 #include <thread>
 #include <string>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "oplog/log_format.h"
 #include "oplog/log_reader.h"
 #include "tests/engine_test_util.h"
@@ -111,11 +114,21 @@ TEST_CASE("durability: a torn last record is cut and reported; everything before
     std::string seg = newestSegment(dir.path);
     REQUIRE(!seg.empty());
     std::filesystem::resize_file(seg, std::filesystem::file_size(seg) - 5);
+    // After a clean close a short log is not a torn write: refused, untouched.
+    auto refused = Engine::open(onDisk(dir.path, oplog::SyncMode::kFsync));
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == StatusCode::kCorruption);
+    CHECK(refused.status().message().find("closed cleanly") != std::string::npos);
+    CHECK(std::filesystem::exists(dir.path + "/clean-shutdown"));
+    // As after a crash (no clean-shutdown note): a torn tail, cut.
+    std::filesystem::remove(dir.path + "/clean-shutdown");
     auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
     const RecoveryStats& r = engine->recovery();
     CHECK(r.tailCut);
     CHECK(r.cutBytes > 0);
     CHECK(r.cutReason == "torn record");
+    CHECK(r.damage == "torn tail");
+    CHECK_FALSE(r.cleanShutdown);
     auto s = engine->openSession();
     for (int i = 0; i < 9; ++i)
         CHECK(getOr(*s, "db.c", "k" + std::to_string(i)) == "v" + std::to_string(i));
@@ -315,6 +328,7 @@ TEST_CASE("durability: the last record cut at every byte offset recovers to the 
     for (uint64_t cut = lastOffset; cut < size; ++cut) {
         CAPTURE(cut);
         copyDataDir(dir.path, scratch);
+        std::filesystem::remove(scratch + "/clean-shutdown");  // as after a crash
         std::filesystem::resize_file(scratch + "/" + std::filesystem::path(seg).filename().string(),
                                      cut);
         auto engine = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
@@ -330,7 +344,7 @@ TEST_CASE("durability: the last record cut at every byte offset recovers to the 
     }
 }
 
-TEST_CASE("durability: a byte flipped in the middle of a segment cuts the log there") {
+TEST_CASE("durability: a byte flipped in the middle of the log refuses the open; --repair cuts it and lists the loss") {
     TempDir dir("mvkv-durability-test");
     EngineOptions o = onDisk(dir.path, oplog::SyncMode::kWrite);
     o.oplogSegmentBytes = 4096;
@@ -366,8 +380,28 @@ TEST_CASE("durability: a byte flipped in the middle of a segment cuts the log th
         f.seekp(static_cast<std::streamoff>(middle));
         f.write(&c, 1);
     }
+    // Refused, naming the file and offset, and nothing on disk changed.
+    auto before = std::filesystem::file_size(first);
+    auto refused = Engine::open(o);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == StatusCode::kCorruption);
+    CHECK(refused.status().message().find(first) != std::string::npos);
+    CHECK(refused.status().message().find("checksum mismatch") != std::string::npos);
+    CHECK(std::filesystem::file_size(first) == before);
+    CHECK(segments == static_cast<size_t>(std::count_if(
+                          std::filesystem::directory_iterator(dir.path), {}, [](const auto& e) {
+                              uint64_t n;
+                              return oplog::parseSegmentFileName(e.path().filename().string(), &n);
+                          })));
+    // Repair: cut there, copies kept, the loss listed and reported until cleared.
+    o.repair = true;
     auto engine = openEngine(o);
+    o.repair = false;
     const RecoveryStats& r = engine->recovery();
+    CHECK(r.repaired);
+    CHECK(r.damage == "corruption");
+    CHECK(r.repairs == 1);
+    CHECK(std::filesystem::exists(r.salvageDir + "/" + std::filesystem::path(first).filename().string()));
     CHECK(r.tailCut);
     CHECK(r.cutSegment == firstN);
     CHECK(r.cutOffset <= middle);
@@ -382,5 +416,24 @@ TEST_CASE("durability: a byte flipped in the middle of a segment cuts the log th
     CHECK(present < 200);
     for (int i = present; i < 200; ++i)
         CHECK(getOr(*s, "db.c", "k" + std::to_string(i)) == "<NotFound>");
+    // Every lost write but the damaged record's is listed, by key.
+    auto record = nlohmann::json::parse(r.repairsJson);
+    REQUIRE(record.size() == 1);
+    std::set<std::string> listed;
+    for (const auto& c : record[0]["lostCommits"])
+        for (const auto& e : c["entries"])
+            listed.insert(e["key"].get<std::string>());
+    CHECK(record[0]["lostCommitCount"].get<size_t>() == listed.size());
+    for (int i = present + 1; i < 200; ++i)
+        CHECK(listed.count("k" + std::to_string(i)) == 1);
     mustOk(s->put("db.c", "k0", "new"));
+    s.reset();
+    engine.reset();
+    auto later = openEngine(o);
+    CHECK_FALSE(later->recovery().repaired);
+    CHECK(later->recovery().repairs == 1);
+    CHECK(getOr(*later->openSession(), "db.c", "k0") == "new");
+    mustOk(later->clearRepairRecord());
+    later.reset();
+    CHECK(openEngine(o)->recovery().repairs == 0);
 }

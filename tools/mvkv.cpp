@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     std::setlocale(LC_CTYPE, "");
     CLI::App app{"mvkv: the mvkv shell. Commands: type `help`; docs/shell.md."};
     std::string path = "./mvkv-data";
-    bool memory = false, json = false, bail = false;
+    bool memory = false, json = false, bail = false, repair = false;
     std::string commands, file, sync = "fsync";
     app.add_option("PATH", path, "data directory (created on first use)");
     app.add_flag("--memory", memory, "an in-memory engine: no files (and no oplog)");
@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     app.add_flag("--bail", bail, "stop at the first failing command");
     app.add_option("-c", commands, "run these commands (';' or newlines between them) and exit");
     app.add_option("-f", file, "run the commands in FILE and exit");
+    app.add_flag("--repair", repair,
+                 "open PATH even when its oplog is damaged: cut the log at the damage, copying "
+                 "what is cut to PATH/salvage/ and listing the lost commits in PATH/repair.json");
     app.add_option("--sync", sync, "commit durability on PATH: none, write or fsync (default)")
         ->check(CLI::IsMember({"none", "write", "fsync"}));
     try {
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
     engine::EngineOptions options;
     options.inMemory = memory;
     options.path = memory ? "" : path;
+    options.repair = repair;
     options.syncMode = sync == "none"    ? oplog::SyncMode::kNone
                        : sync == "write" ? oplog::SyncMode::kWrite
                                          : oplog::SyncMode::kFsync;

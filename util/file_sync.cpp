@@ -23,4 +23,45 @@ Status syncDirectory(const std::string& dir) {
     return s;
 }
 
+Status writeFileAtomically(const std::string& dir, const std::string& name, std::string_view text) {
+    const std::string path = dir + "/" + name;
+    const std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ioError("create", tmp);
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            Status s = ioError("write", tmp);
+            ::close(fd);
+            return s;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0) {
+        Status s = ioError("fsync", tmp);
+        ::close(fd);
+        return s;
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        return ioError("rename to", path);
+    return syncDirectory(dir);
+}
+
+Status removeFileDurably(const std::string& dir, const std::string& name) {
+    const std::string path = dir + "/" + name;
+    if (::unlink(path.c_str()) != 0) {
+        if (errno == ENOENT)
+            return Status::OK();
+        return ioError("remove", path);
+    }
+    return syncDirectory(dir);
+}
+
 }  // namespace mvkv

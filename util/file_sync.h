@@ -16,4 +16,12 @@ Status ioError(std::string_view what, const std::string& path);
 /// Opens `dir` and fsyncs it. IOError naming the directory on failure.
 Status syncDirectory(const std::string& dir);
 
+/// Replaces `dir`/`name` with `text` so that a crash leaves the old file or
+/// the new one, never a mix: writes "<name>.tmp", fsyncs it, renames it over
+/// `name` and fsyncs the directory. IOError naming the file on failure.
+Status writeFileAtomically(const std::string& dir, const std::string& name, std::string_view text);
+
+/// Removes `dir`/`name` (absent is fine) and fsyncs the directory.
+Status removeFileDurably(const std::string& dir, const std::string& name);
+
 }  // namespace mvkv

@@ -125,6 +125,48 @@ Reply checkpoint(Shell& sh, const Args&) {
     return r;
 }
 
+Reply repair(Shell& sh, const Args& a) {
+    if (!a.empty() && a[0].text != "clear")
+        return Reply::error(Status::InvalidArgument(
+            fmt::format("repair takes no argument or `clear`, not {}", displayBytes(a[0].text, 40))));
+    engine::Engine& e = sh.engine();
+    if (!e.recovery().durable)
+        return Reply::error(
+            Status::IllegalOperation("an in-memory engine has no repair record; open one on a path"));
+    Reply r;
+    if (!a.empty()) {
+        const uint64_t had = e.recovery().repairs;
+        if (Status s = e.clearRepairRecord(); !s.ok())
+            return Reply::error(s);
+        r.fields["cleared"] = had;
+        r.lines.push_back(had == 0 ? std::string("no repair record to clear")
+                                   : fmt::format("cleared the record of {} repair{}; the salvage "
+                                                 "copies stay in the data directory",
+                                                 had, had == 1 ? "" : "s"));
+        return r;
+    }
+    nlohmann::ordered_json repairs = nlohmann::ordered_json::parse(e.recovery().repairsJson);
+    r.fields["repairs"] = repairs;
+    if (repairs.empty())
+        r.lines.push_back("no repair record: the oplog was never cut at damage (or the record was cleared)");
+    for (const auto& one : repairs) {
+        r.lines.push_back(fmt::format("{}: cut {} at offset {} ({}), {} commit(s) lost; copies in {}",
+                                      one.value("time", "?"),
+                                      one["damage"].value("file", "?"),
+                                      one["damage"].value("offset", uint64_t{0}),
+                                      one["damage"].value("reason", "?"),
+                                      one.value("lostCommitCount", uint64_t{0}),
+                                      one.value("salvage", "?")));
+        for (const auto& c : one["lostCommits"])
+            for (const auto& en : c["entries"])
+                r.lines.push_back(fmt::format("  lost: ts {} op {} ns {} {}", c.value("ts", uint64_t{0}),
+                                              en.value("op", "?"), en.value("ns", "?"),
+                                              en.contains("key") ? "key " + en.value("key", "")
+                                                                 : "command " + en.value("command", "")));
+    }
+    return r;
+}
+
 nlohmann::ordered_json entryJson(const oplog::OplogEntry& e) {
     nlohmann::ordered_json j = {{"ts", e.ts},
                                 {"txnId", e.txnId},
@@ -338,6 +380,10 @@ void addAdminCommands(CommandTable& t) {
     t.add({"gc", "gc", "run the history sweep now", 0, 0, gc});
     t.add({"checkpoint", "checkpoint", "write a checkpoint now (at the stable timestamp)", 0, 0,
            checkpoint});
+    t.add({"repair", "repair [clear]",
+           "the repair record: every cut of a damaged oplog and the commits it lost (clear: "
+           "forget it once dealt with)",
+           0, 1, repair});
     t.add({"oplog", "oplog [from=TS] [limit=N] [ns=NS]",
            "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
     t.add({"tail", "tail [ns=NS] | tail stop",
