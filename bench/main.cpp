@@ -18,6 +18,7 @@
 //   mvkv-bench --json out.json --csv out.csv also write the results as JSON / CSV
 //   mvkv-bench --no-fork                     storage cases in this process (for profilers)
 //   mvkv-bench --list                        list workloads and their cases
+//   mvkv-bench --version                     version, git revision and build type
 //
 // Output: a header (date, CPU model, CPU count, kernel, compiler, build
 // warnings, the engines and their versions), then per workload an aligned
@@ -28,8 +29,9 @@
 // stderr (a terminal only) names the engine and thread count.
 //
 // The --json document:
-//   {"tool":"mvkv-bench","version":..., "machine":{cpu_model,cpus,cpu_cache,
-//    kernel,compiler,optimized,assertions,date,load_average,busy_cpus}, "engines":[{name,version,
+//   {"tool":"mvkv-bench","version":...,"git_revision":...,"build_type":...,
+//    "machine":{cpu_model,cpus,cpu_cache,kernel,compiler,optimized,assertions,date,
+//    load_average,busy_cpus}, "engines":[{name,version,
 //    available,why?}], "config":{threads,duration,ops_per_thread,repeat,cases,keys,key_size,
 //    value_size,engines,sync,distribution,seed,dir,fork}, "command":argv joined,
 //    "workloads":{name:{description,kind:"storage"|"micro"}}, "metric_units":{metric:unit},
@@ -59,10 +61,7 @@
 #include "bench/store.h"
 #include "bench/sysinfo.h"
 #include "bench/workload.h"
-
-#ifndef MVKV_VERSION
-#define MVKV_VERSION "unknown"
-#endif
+#include "util/version.h"
 
 namespace mvkv::bench {
 namespace {
@@ -78,7 +77,7 @@ std::string joinInts(const std::vector<int>& v) {
 }
 
 void printHeader(const MachineInfo& info, const BenchConfig& config) {
-    fmt::print("mvkv-bench {}\n", MVKV_VERSION);
+    fmt::print("{}\n", versionLine("mvkv-bench"));
     fmt::print("Date:       {}\n", info.date);
     fmt::print("CPU:        {} * {}\n", info.cpus, info.cpuModel);
     if (!info.cpuCache.empty())
@@ -185,6 +184,8 @@ int run(int argc, char** argv) {
     app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
     app.add_option("--csv", csvPath, "Also write the results to FILE as CSV")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
+    app.set_version_flag("--version", versionLine("mvkv-bench"),
+                         "Print the version, git revision and build type, then exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -316,7 +317,9 @@ int run(int argc, char** argv) {
             command += (i > 0 ? " " : "") + std::string(argv[i]);
         nlohmann::ordered_json doc = {
             {"tool", "mvkv-bench"},
-            {"version", MVKV_VERSION},
+            {"version", std::string(version())},
+            {"git_revision", std::string(gitRevision())},
+            {"build_type", std::string(buildType())},
             {"command", command},
             {"machine", toJson(machine)},
             {"engines", enginesJson()},

@@ -5,9 +5,10 @@
 // ended through the TransactionManager; this header holds its state and the
 // visibility rule.
 //
-// Visibility (DESIGN.md): an update is visible to T when it is T's own, or
-// when its transaction finished (committed) before T's snapshot was taken AND
-// (T has no read timestamp, or the update's commit timestamp <= T's read ts).
+// Visibility (docs/architecture.md, "Timestamps and visibility"; docs/mvcc.md):
+// an update is visible to T when it is T's own, or when its transaction
+// finished (committed) before T's snapshot was taken AND (T has no read
+// timestamp, or the update's commit timestamp <= T's read ts).
 //
 // Thread safety: not thread-safe; one thread at a time (the session's). The
 // manager reads the fields it publishes (id, readTs, commitTs) under its own

@@ -1,7 +1,7 @@
 // Eager write conflicts and snapshot isolation under concurrency, on the MVCC
 // layer alone (no engine). A "collection" is a map of update chains created
 // before any thread starts; threads only walk and prepend to the chains.
-// DESIGN.md "Write conflicts"; issue 3, point 5 and the isolation tests.
+// docs/architecture.md "Write conflicts"; issue 3, point 5 and the isolation tests.
 #include <doctest/doctest.h>
 
 #include <atomic>

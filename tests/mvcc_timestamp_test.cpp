@@ -1,7 +1,8 @@
 // WiredTiger's timestamp scenarios on the MVCC layer alone (no engine): reads
 // at a timestamp, all_durable, oldest_reader and pinned, every timestamp rule,
 // the commit-timestamp clock, transaction misuse, and MongoDB's write-conflict
-// retry schedule. DESIGN.md "Timestamps and visibility", "Write conflicts".
+// retry schedule. docs/architecture.md, "Timestamps and visibility" and
+// "Write conflicts".
 #include <doctest/doctest.h>
 
 #include <algorithm>

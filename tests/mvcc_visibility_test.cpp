@@ -1,7 +1,8 @@
 // The visibility matrix of the MVCC layer, tested on bare update chains (no
 // engine): own writes, other transactions' uncommitted and aborted writes,
 // commits before and after a snapshot, commit timestamps below, at and above
-// the read timestamp, and tombstones. DESIGN.md "Timestamps and visibility".
+// the read timestamp, and tombstones. docs/architecture.md "Timestamps and
+// visibility".
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -5,7 +5,8 @@
 // conflict), a timestamped history (chain and history store), the oplog, a
 // lock timeout on drop, durability across runs and the refusal of a second
 // shell on the same PATH, every bad-input case, --bail, bad invocations,
-// binary and 1 MB input, quoting and the lossless JSON form of byte strings.
+// binary and 1 MB input, quoting and the lossless JSON form of byte strings,
+// and --version.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "tests/temp_dir.h"
+#include "tests/version_check.h"
 
 using json = nlohmann::json;
 using mvkv::testing::TempDir;
@@ -976,6 +978,21 @@ TEST_CASE("bad invocation exits 2") {
     Result mem = run({"--memory", "--json", "-c", "create c; put c k v; get c k"});
     CHECK(mem.code == 0);
     REQUIRE(mem.objects().size() == 3);
+}
+
+TEST_CASE("--version prints the version, git revision and build type, and exits 0") {
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/data";
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--version"}, std::vector<std::string>{path, "--version"}}) {
+        CAPTURE(args.size());
+        Result r = run(args);
+        CHECK(r.exited);
+        CHECK(r.code == 0);
+        CHECK(r.err.empty());
+        mvkv::testing::checkVersionOutput("mvkv", r.out);
+        CHECK_FALSE(std::filesystem::exists(path));  // nothing opened
+    }
 }
 
 TEST_CASE("binary input and very long lines do not crash the shell") {

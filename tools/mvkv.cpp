@@ -3,6 +3,7 @@
 // (--json prints exactly one JSON object per command). docs/shell.md.
 //
 //   mvkv [PATH] [--memory] [--json] [--bail] [-c "CMD; CMD"] [-f FILE] [--sync none|write|fsync]
+//   mvkv --version      version, git revision and build type (util/version.h)
 //
 // Exit status: 0 when every command succeeded, 1 when any failed (--bail
 // stops at the first), 2 for a bad invocation.
@@ -28,6 +29,7 @@
 #include "tools/shell/output.h"
 #include "tools/shell/shell.h"
 #include "tools/shell/tokenizer.h"
+#include "util/version.h"
 
 namespace {
 
@@ -63,6 +65,8 @@ int main(int argc, char** argv) {
                  "what is cut to PATH/salvage/ and listing the lost commits in PATH/repair.json");
     app.add_option("--sync", sync, "commit durability on PATH: none, write or fsync (default)")
         ->check(CLI::IsMember({"none", "write", "fsync"}));
+    app.set_version_flag("--version", versionLine("mvkv"),
+                         "print the version, git revision and build type, and exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
