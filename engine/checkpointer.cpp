@@ -99,12 +99,14 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
         return Status(loaded.code(), fmt::format("loading checkpoint {}: {}", chosen->path,
                                                  loaded.message()));
     }
-    // History before the checkpoint is gone, and no commit may land at or
-    // below it (the log's replay takes only what is newer).
+    // History before the checkpoint is gone (oldest), and no commit may
+    // land at or below it (the log's replay takes only what is newer).
+    // Stable stays unset, as a new engine's is: the next checkpoints follow
+    // all_durable until the application sets stable again (set at the
+    // checkpoint's timestamp, it never moved for a user who never set it,
+    // and every later checkpoint rewrote the same one).
     if (meta.ts != mvcc::kNoTimestamp) {
         engine_.txns_.raiseCheckpointFloor(meta.ts);
-        if (Status s = engine_.txns_.setStable(meta.ts); !s.ok())
-            return s;
         if (Status s = engine_.txns_.setOldest(meta.ts); !s.ok())
             return s;
     }

@@ -97,7 +97,12 @@ TEST_CASE("checkpoint: reopen loads it and replays only what came after; old rea
     // Below the checkpoint the history is gone: refused, not silently empty.
     CHECK(readAt(*engine, "app.users", "alice", 10) == "<InvalidArgument>");
     CHECK(engine->timestamps().oldest == 20);
-    CHECK(engine->timestamps().stable == 20);
+    // Stable is unset again, so the next checkpoint follows all_durable
+    // rather than rewriting this one; stable cannot go below oldest.
+    CHECK(engine->timestamps().stable == mvcc::kNoTimestamp);
+    CHECK(engine->setStableTimestamp(10).code() == StatusCode::kInvalidArgument);
+    mustOk(engine->checkpoint());
+    CHECK(engine->stats().checkpoint.lastTs == 40);
 }
 
 TEST_CASE("checkpoint: with no stable timestamp it is taken at all_durable") {
