@@ -674,6 +674,42 @@ TEST_CASE("durability across two runs on the same PATH; a second shell on it is 
     CHECK(getValue(path, "c", "c") == "3");
 }
 
+TEST_CASE("issue 15: an empty key and value survive a reopen, and so does their delete") {
+    // Once written and acknowledged, then refused by every open as
+    // Corruption ("entry count 1 does not fit in 32 bytes").
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/d1";
+    Result w = human_c(path, "use a; create b; put b \"\" \"\"");
+    CHECK(w.code == 0);
+    CHECK(w.err.empty());
+
+    Result r = json_c(path, "use a; scan b");
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 2);
+    CHECK(o[1]["ok"] == true);
+    CHECK(o[1]["items"] == json::parse(R"([{"key":"","value":""}])"));
+
+    Result d = human_c(path, "use a; del b \"\"");
+    CHECK(d.code == 0);
+    CHECK(d.err.empty());
+    Result after = json_c(path, "use a; scan b; get b \"\"; oplog ns=a.b");
+    CHECK(after.code == 0);
+    CHECK(after.err.empty());
+    auto a = after.objects();
+    REQUIRE(a.size() == 4);
+    CHECK(a[1]["items"] == json::array());
+    CHECK(a[2]["found"] == false);
+    const json& entries = a[3]["entries"];
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0]["op"] == "c");
+    CHECK(entries[1]["key"] == "");
+    CHECK(entries[1]["value"] == "");
+    CHECK(entries[2]["op"] == "d");
+    CHECK(entries[2]["key"] == "");
+}
+
 TEST_CASE("-c, -f FILE and stdin; `;` between commands; quotes with \\\" and \\\\") {
     TempDir dir("mvkv-shell");
     // The value: say "hi"; back\slash  (a quote, a ';' and a backslash).
