@@ -24,8 +24,12 @@ namespace mvkv::oplog {
 
 inline constexpr char kSegmentMagic[8] = {'M', 'V', 'K', 'V', 'L', 'O', 'G', '\n'};
 inline constexpr uint32_t kLogFormatVersion = 1;
-inline constexpr size_t kSegmentHeaderBytes = 24;
-inline constexpr size_t kRecordHeaderBytes = 12;
+// Sizes mirroring the encoders in log_format.cpp (change them together):
+/// encodeSegmentHeader: magic, format version (u32), segment number (u64),
+/// checksum (u32).
+inline constexpr size_t kSegmentHeaderBytes = sizeof kSegmentMagic + 4 + 8 + 4;
+/// appendRecord: payload length (u32), checksum (u64).
+inline constexpr size_t kRecordHeaderBytes = 4 + 8;
 /// Larger records are refused by the writer and taken for garbage by the reader.
 inline constexpr uint32_t kMaxRecordBytes = 64u << 20;
 

@@ -94,6 +94,9 @@ Status scanLog(const std::string& dir,
             cutAt(i, 0, fmt::format("segment {} missing", segments[i - 1].number + 1));
             return Status::OK();
         }
+        // The bounds mirror the writer: a header of kRecordHeaderBytes
+        // (appendRecord) and a payload of at most kMaxRecordBytes
+        // (LogWriter::append refuses larger).
         size_t at = kSegmentHeaderBytes;
         while (at < data.size()) {
             if (data.size() - at < kRecordHeaderBytes) {
