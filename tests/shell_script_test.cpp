@@ -513,8 +513,8 @@ TEST_CASE("an oplog listing: ops, timestamps, commands, from/limit/ns") {
     };
     const E want[] = {{1, "c", "test.c", "create"}, {2, "i", "test.c", "a"},
                       {3, "u", "test.c", "a"},      {4, "d", "test.c", "a"},
-                      {50, "u", "test.c", "b"},     {50, "u", "test.c", "b2"},
-                      {51, "c", "test.d", "create"}, {52, "u", "test.d", "x"},
+                      {50, "i", "test.c", "b"},     {50, "i", "test.c", "b2"},
+                      {51, "c", "test.d", "create"}, {52, "i", "test.d", "x"},
                       {53, "c", "test.d", "drop"}};
     for (size_t i = 0; i < 9; ++i) {
         INFO("entry " << i << ": " << all[i].dump());
@@ -704,10 +704,23 @@ TEST_CASE("issue 15: an empty key and value survive a reopen, and so does their 
     const json& entries = a[3]["entries"];
     REQUIRE(entries.size() == 3);
     CHECK(entries[0]["op"] == "c");
+    CHECK(entries[1]["op"] == "i");  // the key did not exist
     CHECK(entries[1]["key"] == "");
     CHECK(entries[1]["value"] == "");
     CHECK(entries[2]["op"] == "d");
     CHECK(entries[2]["key"] == "");
+
+    // A put after the delete creates the key again (i); the next replaces it (u).
+    Result again = human_c(path, "use a; put b \"\" x; put b \"\" y; oplog ns=a.b");
+    CHECK(again.code == 0);
+    CHECK(again.err.empty());
+    std::vector<std::string> ops;
+    for (const std::string& line : again.outLines()) {
+        auto cols = words(line);
+        if (cols.size() >= 3 && cols[2] == "a.b")
+            ops.push_back(cols[1]);
+    }
+    CHECK(ops == std::vector<std::string>{"c", "i", "d", "i", "u"});
 }
 
 TEST_CASE("-c, -f FILE and stdin; `;` between commands; quotes with \\\" and \\\\") {
