@@ -27,8 +27,19 @@ using oplog::putU32;
 using oplog::putU64;
 
 constexpr char kMagic[8] = {'M', 'V', 'K', 'V', 'C', 'K', 'P', 'T'};
-constexpr size_t kFrameBytes = oplog::kRecordHeaderBytes;  // length u32 + checksum u64
-constexpr size_t kHeaderFixedBytes = 8 + 4 + 8 * 4 + 4;    // magic .. collection count
+// Sizes mirroring what checkpoint_writer.cpp writes (change them together);
+// the reader bounds counts and lengths with them.
+constexpr size_t kFrameBytes = oplog::kRecordHeaderBytes;  // length u32 + checksum u64 (frame())
+/// CheckpointWriter::create: magic, version (u32), number, timestamp, log
+/// end segment and offset (u64 each), collection count (u32).
+constexpr size_t kHeaderFixedBytes = sizeof kMagic + 4 + 8 * 4 + 4;
+/// CheckpointWriter::create, per collection: the name's length (u32); an
+/// empty name takes this alone.
+constexpr size_t kNameFixedBytes = 4;
+/// CheckpointWriter::add: collection index, key length, value length (u32
+/// each); an entry with an empty key and value takes this alone.
+constexpr size_t kEntryFixedBytes = 4 + 4 + 4;
+/// CheckpointWriter::finish: kind (u8), entries (u64), blocks (u64).
 constexpr size_t kTrailerBytes = 1 + 8 + 8;
 constexpr char kBlockKind = 1;
 constexpr char kTrailerKind = 2;

@@ -115,7 +115,9 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
     uint32_t count;
     bool good = c.skip(sizeof kMagic + 4) && c.u64(&meta.number) && c.u64(&meta.ts) &&
                 c.u64(&meta.logEnd.segment) && c.u64(&meta.logEnd.offset) && c.u32(&count) &&
-                count <= c.rest.size() / 4;  // each name takes at least its length
+                // Each name takes at least its length (kNameFixedBytes, as
+                // CheckpointWriter::create writes an empty one).
+                count <= c.rest.size() / kNameFixedBytes;
     for (uint32_t i = 0, len; good && i < count; ++i) {
         std::string_view name;
         good = c.u32(&len) && c.bytes(len, &name);
@@ -141,6 +143,8 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
         if (part.size() == 1)
             return in.corrupt(start, "empty data block");
         ++blocks;
+        // Entries as CheckpointWriter::add writes them (kEntryFixedBytes and
+        // the bytes): each field is checked against what is left of the block.
         for (c.rest = part.substr(1); !c.rest.empty();) {
             const uint64_t entryAt = start + kFrameBytes + (part.size() - c.rest.size());
             uint32_t coll, klen, vlen;

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include "engine/checkpoint_format.h"
+#include "oplog/oplog_entry.h"
 
 namespace mvkv::engine {
 
@@ -37,13 +39,14 @@ StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std
         append<uint64_t>(header, v);
     append<uint32_t>(header, static_cast<uint32_t>(meta.collections.size()));
     for (const std::string& name : meta.collections) {
-        if (header.size() + 4 + name.size() > kFrameBytes + kCheckpointMaxPartBytes)
+        if (header.size() + kNameFixedBytes + name.size() > kFrameBytes + kCheckpointMaxPartBytes)
             return Status::InvalidArgument(
                 fmt::format("checkpoint {}: the header (collection names) is over {} bytes",
                             meta.number, kCheckpointMaxPartBytes));
         append<uint32_t>(header, static_cast<uint32_t>(name.size()));
         header.append(name);
     }
+    assert(header.size() >= kFrameBytes + kHeaderFixedBytes);
     const std::string path = dir + "/" + checkpointFileName(meta.number);
     if (::access(path.c_str(), F_OK) == 0)
         return Status::InvalidArgument(fmt::format("checkpoint {} already exists", path));
@@ -92,6 +95,12 @@ Status CheckpointWriter::writeBlock() {
     return Status::OK();
 }
 
+// Every key and value the oplog can hold (one entry alone in a record of at
+// most kMaxRecordBytes) fits in one checkpoint block: a committed write never
+// makes every later checkpoint fail.
+static_assert(oplog::kMaxRecordBytes - oplog::kPayloadHeaderBytes - oplog::kMinEntryBytes <=
+              kCheckpointMaxPartBytes - 1 - kEntryFixedBytes);
+
 Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::string_view value) {
     if (!error_.ok())
         return error_;
@@ -101,7 +110,7 @@ Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::str
         return Status::InvalidArgument(
             fmt::format("collection index {} is out of range: checkpoint {} has {} collections",
                         collection, path_, collections_));
-    const size_t entryBytes = 12 + key.size() + value.size();
+    const size_t entryBytes = kEntryFixedBytes + key.size() + value.size();
     if (entryBytes > kCheckpointMaxPartBytes - 1)
         return Status::InvalidArgument(
             fmt::format("an entry of {} bytes cannot fit in a checkpoint block (at most {})",

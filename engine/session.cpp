@@ -377,6 +377,29 @@ Status Session::remove(std::string_view ns, std::string_view key) {
     return write(WriteOp::kRemove, ns, key, {});
 }
 
+char Session::oplogOp(WriteOp op) const {
+    // What the write did, as MongoDB logs it: 'i' when the key had no live
+    // value visible to this transaction (none, or a tombstone), 'u' when it
+    // had one. insert and update checked that already; a put asks the
+    // version it just replaced: this transaction's own earlier one, or else
+    // the newest other version below it (the one its conflict check found
+    // visible). A pointer or two down the chain, no lookup.
+    switch (op) {
+        case WriteOp::kInsert:
+            return 'i';
+        case WriteOp::kUpdate:
+            return 'u';
+        case WriteOp::kRemove:
+            return 'd';
+        case WriteOp::kPut:
+            break;
+    }
+    const mvcc::WriteRecord& w = txn_.writes().back();
+    const mvcc::Update* replaced =
+        w.ownPrevious ? w.ownPrevious : mvcc::supersededVersion(w.update, txn_.id());
+    return replaced && !replaced->isTombstone() ? 'u' : 'i';
+}
+
 Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
                            std::string_view value) {
     bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
@@ -391,6 +414,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     // An upsert needs no existence check, and write() checks for conflicts
     // itself; the others must see a conflict before they judge existence.
     Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, slot);
+    char logOp = 'u';
     if (s.ok()) {
         const mvcc::Update* visible = op == WriteOp::kPut ? nullptr : txn_.findVisible(slot);
         bool exists = visible && !visible->isTombstone();
@@ -401,6 +425,8 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
         s = txns.write(txn_, slot, kind, value, coll.id());
+        if (s.ok() && engine_.logging_)
+            logOp = oplogOp(op);  // before the sweep below trims the chain
         // A deep chain is swept now rather than at the next pass.
         unsigned bound = engine_.options_.chainSweepBound;
         if (s.ok() && bound != 0 && slot.head()->depth() > bound)
@@ -415,7 +441,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         p.keyBytes = static_cast<uint32_t>(key.size());
         if (engine_.logging_) {
             p.key.assign(key);
-            p.op = op == WriteOp::kInsert ? 'i' : op == WriteOp::kRemove ? 'd' : 'u';
+            p.op = logOp;
         }
     }
     return s;

@@ -152,7 +152,7 @@ class Session {
         int64_t keysDelta = 0;  // set by measureCommit()
         int64_t bytesDelta = 0;
         std::string key;  // only when the engine has a log
-        char op = 'u';    // the oplog's op: 'i' insert, 'u' put/update, 'd' remove
+        char op = 'u';    // the oplog's op (oplogOp): 'i' created, 'u' replaced, 'd' removed
     };
     /// A durable engine: logs the committed transaction's writes (after
     /// commit, before it is acknowledged); an error is returned to the
@@ -196,6 +196,8 @@ class Session {
     /// One attempt of a write inside txn_. The caller pins the engine's
     /// EpochManager around the call.
     Status applyWrite(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
+    /// The oplog op of the write applyWrite just made (txn_.writes().back()).
+    char oplogOp(WriteOp op) const;
     /// Commits txn_ and updates the collections' accounting.
     Status commitTxn(std::optional<mvcc::Timestamp> commitTs);
     void abortTxn();

@@ -30,22 +30,33 @@ bool parseSegmentFileName(std::string_view name, uint64_t* number) {
     return true;
 }
 
+namespace {
+// Field offsets in a segment header; the checksum is its last 4 bytes
+// (kSegmentHeaderBytes counts the same fields).
+constexpr size_t kVersionAt = sizeof kSegmentMagic;
+constexpr size_t kNumberAt = kVersionAt + 4;
+constexpr size_t kHeaderSumAt = kNumberAt + 8;
+static_assert(kHeaderSumAt + 4 == kSegmentHeaderBytes);
+}  // namespace
+
 std::string encodeSegmentHeader(uint64_t number) {
     std::string h(kSegmentHeaderBytes, '\0');
-    std::memcpy(h.data(), kSegmentMagic, 8);
-    putU32(h.data() + 8, kLogFormatVersion);
-    putU64(h.data() + 12, number);
-    putU32(h.data() + 20, static_cast<uint32_t>(XXH3_64bits(h.data(), 20)));
+    std::memcpy(h.data(), kSegmentMagic, sizeof kSegmentMagic);
+    putU32(h.data() + kVersionAt, kLogFormatVersion);
+    putU64(h.data() + kNumberAt, number);
+    putU32(h.data() + kHeaderSumAt, static_cast<uint32_t>(XXH3_64bits(h.data(), kHeaderSumAt)));
     return h;
 }
 
 bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* version) {
-    if (header.size() < kSegmentHeaderBytes || std::memcmp(header.data(), kSegmentMagic, 8) != 0)
+    if (header.size() < kSegmentHeaderBytes ||
+        std::memcmp(header.data(), kSegmentMagic, sizeof kSegmentMagic) != 0)
         return false;
-    if (getU32(header.data() + 20) != static_cast<uint32_t>(XXH3_64bits(header.data(), 20)))
+    if (getU32(header.data() + kHeaderSumAt) !=
+        static_cast<uint32_t>(XXH3_64bits(header.data(), kHeaderSumAt)))
         return false;
-    *version = getU32(header.data() + 8);
-    *number = getU64(header.data() + 12);
+    *version = getU32(header.data() + kVersionAt);
+    *number = getU64(header.data() + kNumberAt);
     return true;
 }
 
@@ -74,6 +85,7 @@ uint64_t recordChecksum(std::string_view payload) {
 }
 
 void appendRecord(std::string& out, std::string_view payload) {
+    // kRecordHeaderBytes: the length and the checksum written here.
     size_t at = out.size();
     out.resize(at + kRecordHeaderBytes);
     putU32(out.data() + at, static_cast<uint32_t>(payload.size()));

@@ -29,11 +29,15 @@ namespace mvkv::oplog {
 inline constexpr char kSegmentMagic[8] = {'M', 'V', 'K', 'V', 'L', 'O', 'G', '\n'};
 inline constexpr uint32_t kLogFormatVersion = 2;  // written; 1 is still read
 inline constexpr uint32_t kOldestLogFormatVersion = 1;
-inline constexpr size_t kSegmentHeaderBytes = 24;
-inline constexpr size_t kRecordHeaderBytes = 12;
+// Sizes mirroring the encoders in log_format.cpp (change them together):
+/// encodeSegmentHeader: magic, format version (u32), segment number (u64),
+/// checksum (u32).
+inline constexpr size_t kSegmentHeaderBytes = sizeof kSegmentMagic + 4 + 8 + 4;
+/// appendRecord: payload length (u32), checksum (u64).
+inline constexpr size_t kRecordHeaderBytes = 4 + 8;
 inline constexpr char kSegmentStartMagic[8] = {'M', 'V', 'K', 'V', 'S', 'E', 'G', '\0'};
-/// The start record's payload: magic, previous number, previous size.
-inline constexpr size_t kSegmentStartPayloadBytes = 8 + 8 + 8;
+/// encodeSegmentStart's payload: magic, previous number (u64), previous size (u64).
+inline constexpr size_t kSegmentStartPayloadBytes = sizeof kSegmentStartMagic + 8 + 8;
 /// Where a version-2 segment's first oplog record starts.
 inline constexpr size_t kSegmentStartBytes =
     kSegmentHeaderBytes + kRecordHeaderBytes + kSegmentStartPayloadBytes;

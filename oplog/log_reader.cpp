@@ -174,6 +174,9 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                 version, kOldestLogFormatVersion, kLogFormatVersion));
         bool needStart = version >= 2;
         uint64_t at = kSegmentHeaderBytes;
+        // The bounds mirror the writer: a header of kRecordHeaderBytes
+        // (appendRecord) and a payload of at most kMaxRecordBytes
+        // (LogWriter::append refuses larger).
         while (at < data.size()) {
             const uint64_t left = data.size() - at;
             if (left < kRecordHeaderBytes) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
+
 #include "oplog/log_format.h"
 
 namespace mvkv::oplog {
@@ -76,14 +78,18 @@ bool validOp(char c) {
 
 }  // namespace
 
+// The encoder: kPayloadHeaderBytes and kMinEntryBytes (oplog_entry.h) count
+// what these two write; the asserts keep them honest.
 void startPayload(std::string* payload, uint32_t count) {
     char buf[4];
     putU32(buf, count);
     payload->assign(buf, 4);
+    assert(payload->size() == kPayloadHeaderBytes);
 }
 
 void addEntry(std::string* payload, mvcc::Timestamp ts, mvcc::TxnId txnId, OpType op,
               std::string_view ns, std::string_view key, std::string_view value) {
+    [[maybe_unused]] const size_t before = payload->size();
     char buf[8];
     putU64(buf, ts);
     payload->append(buf, 8);
@@ -93,6 +99,7 @@ void addEntry(std::string* payload, mvcc::Timestamp ts, mvcc::TxnId txnId, OpTyp
     putString(*payload, ns);
     putString(*payload, key);
     putString(*payload, value);
+    assert(payload->size() - before == kMinEntryBytes + ns.size() + key.size() + value.size());
 }
 
 std::string encodeEntries(const std::vector<OplogEntry>& entries) {
@@ -108,9 +115,11 @@ Status decodeEntries(std::string_view payload, std::vector<OplogEntry>* out) {
     Cursor c(payload);
     uint32_t count = 0;
     if (c.u32(&count)) {
-        // Each entry takes at least 33 bytes: a count past that is garbage,
-        // and must not make us reserve memory for it.
-        if (count > c.left() / 33)
+        // Each entry takes at least kMinEntryBytes (an entry with an empty
+        // ns, key and value, as addEntry writes it): a count past that is
+        // garbage, refused before any entry is read. (Nothing is reserved
+        // for the count: memory grows only with the entries read.)
+        if (count > c.left() / kMinEntryBytes)
             c.fail(fmt::format("entry count {} does not fit in {} bytes", count, c.left()));
     }
     for (uint32_t i = 0; c.error().empty() && i < count; ++i) {

@@ -12,6 +12,7 @@
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +35,16 @@ struct OplogEntry {
 
     bool operator==(const OplogEntry&) const = default;
 };
+
+// Sizes of the payload encoding. They mirror startPayload and addEntry in
+// oplog_entry.cpp (change them together): readers bound a count or a length
+// with them before reading, so one too large refuses valid records and one
+// too small lets garbage pass the bound.
+/// startPayload: the entry count (u32).
+inline constexpr size_t kPayloadHeaderBytes = 4;
+/// addEntry of an entry whose ns, key and value are all empty: ts (u64), txn
+/// id (u64), op (1 byte) and the three u32 lengths. The smallest entry.
+inline constexpr size_t kMinEntryBytes = 8 + 8 + 1 + 3 * 4;
 
 /// The payload of one log record holding `entries` (one transaction's).
 std::string encodeEntries(const std::vector<OplogEntry>& entries);

@@ -5,7 +5,9 @@
 // prune keeps the newest N and sweeps temp files; and every damage — a cut at
 // any byte, a flipped byte anywhere, a foreign magic, another version, bytes
 // after the trailer, absurd lengths — is Corruption naming the file, never a
-// crash. Randomized cases print their seed.
+// crash. Random round trips (empty keys, values and names; an entry that
+// fills a part exactly) read back equal and refuse every strict prefix.
+// Randomized cases print their seed.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -17,9 +19,11 @@
 #include <vector>
 
 #include "engine/checkpoint_file.h"
+#include "engine/checkpoint_format.h"
 #include "oplog/log_format.h"
 #include "tests/status_check.h"
 #include "tests/temp_dir.h"
+#include "tests/test_seed.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
@@ -98,6 +102,9 @@ std::vector<Entry> randomEntries(std::mt19937& rng, int n, size_t maxValue) {
 // the name-number check does not apply) both report Corruption naming it.
 void expectCorruption(const std::string& dir, std::string_view bytes) {
     const std::string path = dir + "/damaged";
+    // A new file each time: ext4 writes a truncated-and-rewritten file out
+    // at close (auto_da_alloc), which made thousands of cuts disk-bound.
+    std::filesystem::remove(path);
     writeFile(path, bytes);
     Status v = verifyCheckpoint(path, nullptr);
     CHECK_MESSAGE(v.code() == StatusCode::kCorruption, v.toString());
@@ -403,4 +410,126 @@ TEST_CASE("checkpoint file: readCheckpoint stops at the callback's first error")
     CHECK(s.code() == StatusCode::kInterrupted);
     CHECK(s.message() == "enough");
     CHECK(calls == 5);
+}
+
+// --- The round trip as a property (issue 15: every reader bound derived from
+// the writer). Random collections (empty names included: the file format
+// allows them, though the catalog does not) and entries (empty keys and
+// values, long ones across blocks), extreme header integers; the file reads
+// back equal, its header part is exactly the writer's size, and every strict
+// prefix and the file plus one byte are Corruption.
+
+namespace {
+
+std::string randomBytes(std::mt19937_64& rng, size_t longest) {
+    size_t n = rng() % 10 < 3 ? 0 : rng() % 10 == 0 ? rng() % (longest + 1) : rng() % 32;
+    std::string s(n, '\0');
+    for (char& c : s)
+        c = static_cast<char>(rng());
+    return s;
+}
+
+uint64_t edgeU64(std::mt19937_64& rng) {
+    const uint64_t r = rng();
+    return r % 3 == 0 ? 0 : r % 3 == 1 ? UINT64_MAX : rng();
+}
+
+// The round trip and the cuts for one checkpoint.
+void checkCheckpointRoundTrip(const std::string& dir, const CheckpointMeta& meta,
+                              const std::vector<Entry>& entries, std::mt19937_64& rng) {
+    const std::string path = writeCheckpoint(dir, meta, entries);
+    CheckpointMeta got;
+    REQUIRE_OK(verifyCheckpoint(path, &got));
+    CHECK(got.number == meta.number);
+    CHECK(got.ts == meta.ts);
+    CHECK(got.logEnd.segment == meta.logEnd.segment);
+    CHECK(got.logEnd.offset == meta.logEnd.offset);
+    CHECK(got.collections == meta.collections);
+    CHECK(got.entries == entries.size());
+    CHECK(readAll(path, nullptr) == entries);
+    const std::string bytes = readFile(path);
+    size_t headerBytes = checkpoint_format::kHeaderFixedBytes;
+    for (const std::string& name : meta.collections)
+        headerBytes += checkpoint_format::kNameFixedBytes + name.size();
+    CHECK(oplog::getU32(bytes.data()) == headerBytes);
+    // Every cut of a small file; of a larger one the header's fixed part,
+    // the trailer and 16 at random (each cut is a file written and read).
+    const bool small = bytes.size() <= 1024;
+    std::vector<size_t> cuts;
+    for (size_t n = 0; n < bytes.size(); ++n)
+        if (small || n < 64 || n >= bytes.size() - 32)
+            cuts.push_back(n);
+    for (int i = 0; !small && i < 16; ++i)
+        cuts.push_back(rng() % bytes.size());
+    for (size_t n : cuts) {
+        CAPTURE(n);
+        expectCorruption(dir, std::string_view(bytes).substr(0, n));
+    }
+    expectCorruption(dir, bytes + static_cast<char>(rng()));
+    std::filesystem::remove(path);
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint file: random entries, empty keys, values and names, round-trip exactly") {
+    TempDir dir("mvkv-ckpt-test");
+    const uint32_t seed = mvkv::testing::testSeed();
+    std::mt19937_64 rng(seed);
+    for (uint64_t round = 1; round <= 40; ++round) {
+        CAPTURE(seed);
+        CAPTURE(round);
+        CheckpointMeta meta;
+        meta.number = round;
+        meta.ts = edgeU64(rng);
+        meta.logEnd = {edgeU64(rng), edgeU64(rng)};
+        const size_t collections = rng() % 6;
+        for (size_t c = 0; c < collections; ++c)
+            meta.collections.push_back(c == 0 && rng() % 2 ? std::string() : randomBytes(rng, 60));
+        std::vector<Entry> entries;
+        // Now and then many entries; otherwise a few, some over a block.
+        const bool many = round % 8 == 0;
+        const size_t n = collections == 0 ? 0 : many ? 2000 : rng() % 40;
+        for (size_t i = 0; i < n; ++i)
+            entries.push_back({static_cast<uint32_t>(rng() % collections), randomBytes(rng, 4096),
+                               randomBytes(rng, many ? 2000 : 3 * kCheckpointBlockBytes / 2)});
+        checkCheckpointRoundTrip(dir.path, meta, entries, rng);
+    }
+}
+
+TEST_CASE("checkpoint file: the smallest names and entries decode; the header's count is exact") {
+    TempDir dir("mvkv-ckpt-test");
+    const uint32_t seed = mvkv::testing::testSeed();
+    std::mt19937_64 rng(seed);
+    CheckpointMeta meta = metaFor(1, {"", "", ""});
+    checkCheckpointRoundTrip(dir.path, meta, {{0, "", ""}, {2, "", ""}, {1, "", ""}}, rng);
+    // Three empty names: after the count, 3 * kNameFixedBytes bytes. A
+    // count of 4 on the same bytes cannot fit and is refused.
+    const std::string good = readFile(writeCheckpoint(dir.path, metaFor(2, {"", "", ""}), {}));
+    const size_t headerLen = oplog::getU32(good.data());
+    REQUIRE(headerLen ==
+            checkpoint_format::kHeaderFixedBytes + 3 * checkpoint_format::kNameFixedBytes);
+    std::string h = good.substr(oplog::kRecordHeaderBytes, headerLen);
+    oplog::putU32(h.data() + checkpoint_format::kHeaderFixedBytes - 4, 4);
+    std::string framed;
+    oplog::appendRecord(framed, h);
+    writeFile(dir.path + "/damaged", framed + good.substr(oplog::kRecordHeaderBytes + headerLen));
+    Status s = verifyCheckpoint(dir.path + "/damaged", nullptr);
+    CHECK_MESSAGE(s.code() == StatusCode::kCorruption, s.toString());
+    CHECK(s.message().find("malformed header") != std::string::npos);
+}
+
+TEST_CASE("checkpoint file: an entry that fills a part exactly is written and read back") {
+    TempDir dir("mvkv-ckpt-test");
+    const size_t most = kCheckpointMaxPartBytes - 1 - checkpoint_format::kEntryFixedBytes;
+    auto w = std::move(CheckpointWriter::create(dir.path, metaFor(1, {"a.b"})).value());
+    CHECK_CODE(w->add(0, "", std::string(most + 1, 'x')), StatusCode::kInvalidArgument);
+    mustOk(w->add(0, "k", ""));
+    mustOk(w->add(0, "", std::string(most, 'v')));
+    mustOk(w->add(0, "", ""));
+    mustOk(w->finish());
+    std::vector<Entry> back = readAll(w->path(), nullptr);
+    REQUIRE(back.size() == 3);
+    CHECK(back[0] == Entry{0, "k", ""});
+    CHECK(back[1].value.size() == most);
+    CHECK(back[2] == Entry{0, "", ""});
 }

@@ -2,7 +2,8 @@
 // close and after SIGKILL (every acknowledged commit, no half transaction),
 // a torn or corrupt log tail is cut and reported (at every byte offset of
 // the last record; a flipped byte mid-segment), and a foreign, locked or
-// other-version directory is refused. Checkpoints: engine_checkpoint_test.
+// other-version directory is refused; the smallest record (an empty key and
+// value) is read back. Checkpoints: engine_checkpoint_test.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -100,6 +101,33 @@ TEST_CASE("durability: commits, deletes and collections survive a close; aborted
     auto s2 = again->openSession();
     CHECK(getOr(*s2, "app.users", "frank") == "6");
     CHECK(getOr(*s2, "app.users", "bob") == "2b");
+}
+
+TEST_CASE("durability: an empty key and value survive a reopen, and so does their delete") {
+    // Issue 15: the record of `put a.b "" ""` (29 bytes of entry) was
+    // written and acknowledged, then refused by every open as Corruption.
+    TempDir dir("mvkv-durability-test");
+    {
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("a.b"));
+        mustOk(s->put("a.b", "", ""));
+    }
+    {
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        CHECK_FALSE(engine->recovery().tailCut);
+        auto s = engine->openSession();
+        auto got = s->get("a.b", "");
+        REQUIRE_MESSAGE(got.ok(), got.status().toString());
+        CHECK(got.value().empty());
+        CHECK(scanAll(*s, "a.b") == "=");
+        mustOk(s->remove("a.b", ""));
+    }
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+    CHECK_FALSE(engine->recovery().tailCut);
+    auto s = engine->openSession();
+    CHECK(getOr(*s, "a.b", "") == "<NotFound>");
+    CHECK(scanAll(*s, "a.b").empty());
 }
 
 TEST_CASE("durability: a torn last record is cut and reported; everything before it survives") {

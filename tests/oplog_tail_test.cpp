@@ -1,5 +1,6 @@
 // The oplog as readers see it (engine/engine.h openOplogCursor): entries in
 // timestamp order, a transaction's entries together, aborted work absent,
+// ops that say what each write did (i, u, d), replayed alike by recovery,
 // nothing past a hole, tailable cursors that wake up for new entries, and
 // capping with CappedPositionLost.
 #include <doctest/doctest.h>
@@ -62,15 +63,15 @@ TEST_CASE("oplog: entries in timestamp order, a transaction's together, aborted 
     engine->oplog()->refreshVisibility();
     auto c = cursor(*engine);
     CHECK(drain(*c) ==
-          "1:c:app.a:=create 10:u:app.a:k1=v1 10:u:app.a:k2=v2 11:i:app.a:k4=v4 12:d:app.a:k1=");
+          "1:c:app.a:=create 10:i:app.a:k1=v1 10:i:app.a:k2=v2 11:i:app.a:k4=v4 12:d:app.a:k1=");
     CHECK(drain(*c).empty());
     CHECK(c->lastTs() == 12);
     // From a timestamp, and filtered by namespace.
     mustOk(s->createCollection("other.b"));
     mustOk(s->put("other.b", "x", "y"));
     engine->oplog()->refreshVisibility();
-    CHECK(drain(*cursor(*engine, 11)) == "11:i:app.a:k4=v4 12:d:app.a:k1= 13:c:other.b:=create 14:u:other.b:x=y");
-    CHECK(drain(*cursor(*engine, 0, "other")) == "13:c:other.b:=create 14:u:other.b:x=y");
+    CHECK(drain(*cursor(*engine, 11)) == "11:i:app.a:k4=v4 12:d:app.a:k1= 13:c:other.b:=create 14:i:other.b:x=y");
+    CHECK(drain(*cursor(*engine, 0, "other")) == "13:c:other.b:=create 14:i:other.b:x=y");
     CHECK(drain(*cursor(*engine, 0, "app.a")).find("other") == std::string::npos);
     oplog::OplogStats st = engine->oplog()->stats();
     CHECK(st.entries == 7);
@@ -78,6 +79,59 @@ TEST_CASE("oplog: entries in timestamp order, a transaction's together, aborted 
     CHECK(st.firstTs == 1);
     CHECK(st.lastTs == 14);
     CHECK(st.visibleTs == 14);
+}
+
+TEST_CASE("oplog: ops say what a write did: i created the key, u replaced a value, d removed it") {
+    TempDir dir("mvkv-oplog-tail-test");
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto s = engine->openSession();
+    mustOk(s->createCollection("app.a"));  // 1
+    mustOk(s->put("app.a", "k", "1"));     // 2 i: a new key
+    mustOk(s->put("app.a", "k", "2"));     // 3 u: an overwrite
+    mustOk(s->remove("app.a", "k"));       // 4 d
+    mustOk(s->put("app.a", "k", "3"));     // 5 i: a put after a delete
+    mustOk(s->update("app.a", "k", "4"));  // 6 u
+    mustOk(s->remove("app.a", "k"));       // 7 d
+    mustOk(s->insert("app.a", "k", "5"));  // 8 i
+    mustOk(s->put("app.a", "", ""));       // 9 i: the empty key
+    mustOk(s->put("app.a", "", "e"));      // 10 u
+    // An aborted write is not what a later put replaces.
+    mustOk(s->begin());
+    mustOk(s->put("app.a", "ab", "aborted"));
+    mustOk(s->abort());
+    mustOk(s->put("app.a", "ab", "x"));  // 11 i
+    mustOk(s->begin());
+    mustOk(s->put("app.a", "ab", "aborted"));
+    mustOk(s->abort());
+    mustOk(s->put("app.a", "ab", "y"));  // 12 u
+    // Versions moved to the history store below the newest: still an overwrite.
+    engine->sweepHistory();
+    mustOk(s->put("app.a", "ab", "z"));  // 13 u
+    // In a transaction each write is logged as the transaction saw the key
+    // then, its own earlier writes included (MongoDB's applyOps does so).
+    mustOk(s->begin());
+    mustOk(s->put("app.a", "t", "1"));  // i
+    mustOk(s->put("app.a", "t", "2"));  // u: its own first write
+    mustOk(s->remove("app.a", "t"));    // d
+    mustOk(s->put("app.a", "t", "3"));  // i: after its own delete
+    mustOk(s->remove("app.a", "k"));    // d
+    mustOk(s->put("app.a", "k", "6"));  // i
+    mustOk(s->commit(20));
+    engine->oplog()->refreshVisibility();
+    const std::string want =
+        "1:c:app.a:=create 2:i:app.a:k=1 3:u:app.a:k=2 4:d:app.a:k= 5:i:app.a:k=3 "
+        "6:u:app.a:k=4 7:d:app.a:k= 8:i:app.a:k=5 9:i:app.a:= 10:u:app.a:=e 11:i:app.a:ab=x "
+        "12:u:app.a:ab=y 13:u:app.a:ab=z 20:i:app.a:t=1 20:u:app.a:t=2 20:d:app.a:t= "
+        "20:i:app.a:t=3 20:d:app.a:k= 20:i:app.a:k=6";
+    CHECK(drain(*cursor(*engine)) == want);
+    s.reset();
+    engine.reset();
+    // Recovery replays i and u alike (a put of the post-image); the ops
+    // come back from the files as they were logged.
+    auto reopened = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto r = reopened->openSession();
+    CHECK(scanAll(*r, "app.a") == "=e,ab=z,k=6,t=3");
+    CHECK(drain(*cursor(*reopened)) == want);
 }
 
 TEST_CASE("oplog: a reader never sees past a hole, and sees both once it closes") {
@@ -240,6 +294,6 @@ TEST_CASE("oplog: a commit at or behind what a tailer read is refused; a held ti
     // and the tailer gets both, in order.
     mustOk(holder->commit());
     engine->oplog()->refreshVisibility();
-    CHECK(drain(*c) == "90:u:db.c:h=held 90 100:u:db.c:a=100");
+    CHECK(drain(*c) == "90:i:db.c:h=held 90 100:i:db.c:a=100");
     CHECK(getOr(*s, "db.c", "b") == "<NotFound>");
 }

@@ -515,8 +515,8 @@ TEST_CASE("an oplog listing: ops, timestamps, commands, from/limit/ns") {
     };
     const E want[] = {{1, "c", "test.c", "create"}, {2, "i", "test.c", "a"},
                       {3, "u", "test.c", "a"},      {4, "d", "test.c", "a"},
-                      {50, "u", "test.c", "b"},     {50, "u", "test.c", "b2"},
-                      {51, "c", "test.d", "create"}, {52, "u", "test.d", "x"},
+                      {50, "i", "test.c", "b"},     {50, "i", "test.c", "b2"},
+                      {51, "c", "test.d", "create"}, {52, "i", "test.d", "x"},
                       {53, "c", "test.d", "drop"}};
     for (size_t i = 0; i < 9; ++i) {
         INFO("entry " << i << ": " << all[i].dump());
@@ -674,6 +674,55 @@ TEST_CASE("durability across two runs on the same PATH; a second shell on it is 
     CHECK(fo[1]["value"] == "3");
     // Now it can be opened again, and sees the last write.
     CHECK(getValue(path, "c", "c") == "3");
+}
+
+TEST_CASE("issue 15: an empty key and value survive a reopen, and so does their delete") {
+    // Once written and acknowledged, then refused by every open as
+    // Corruption ("entry count 1 does not fit in 32 bytes").
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/d1";
+    Result w = human_c(path, "use a; create b; put b \"\" \"\"");
+    CHECK(w.code == 0);
+    CHECK(w.err.empty());
+
+    Result r = json_c(path, "use a; scan b");
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    auto o = r.objects();
+    REQUIRE(o.size() == 2);
+    CHECK(o[1]["ok"] == true);
+    CHECK(o[1]["items"] == json::parse(R"([{"key":"","value":""}])"));
+
+    Result d = human_c(path, "use a; del b \"\"");
+    CHECK(d.code == 0);
+    CHECK(d.err.empty());
+    Result after = json_c(path, "use a; scan b; get b \"\"; oplog ns=a.b");
+    CHECK(after.code == 0);
+    CHECK(after.err.empty());
+    auto a = after.objects();
+    REQUIRE(a.size() == 4);
+    CHECK(a[1]["items"] == json::array());
+    CHECK(a[2]["found"] == false);
+    const json& entries = a[3]["entries"];
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0]["op"] == "c");
+    CHECK(entries[1]["op"] == "i");  // the key did not exist
+    CHECK(entries[1]["key"] == "");
+    CHECK(entries[1]["value"] == "");
+    CHECK(entries[2]["op"] == "d");
+    CHECK(entries[2]["key"] == "");
+
+    // A put after the delete creates the key again (i); the next replaces it (u).
+    Result again = human_c(path, "use a; put b \"\" x; put b \"\" y; oplog ns=a.b");
+    CHECK(again.code == 0);
+    CHECK(again.err.empty());
+    std::vector<std::string> ops;
+    for (const std::string& line : again.outLines()) {
+        auto cols = words(line);
+        if (cols.size() >= 3 && cols[2] == "a.b")
+            ops.push_back(cols[1]);
+    }
+    CHECK(ops == std::vector<std::string>{"c", "i", "d", "i", "u"});
 }
 
 TEST_CASE("-c, -f FILE and stdin; `;` between commands; quotes with \\\" and \\\\") {
