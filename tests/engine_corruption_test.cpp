@@ -142,11 +142,6 @@ int whichState(const std::vector<State>& states, const State& state) {
     return -1;
 }
 
-bool isSegment(const std::string& name) {
-    uint64_t n;
-    return oplog::parseSegmentFileName(name, &n);
-}
-
 struct Outcomes {
     std::map<std::string, int> counts;  // "<file kind> <damage> <outcome>"
     void add(const std::string& kind, const std::string& damage, const std::string& outcome) {

@@ -725,6 +725,66 @@ TEST_CASE("issue 15: an empty key and value survive a reopen, and so does their 
     CHECK(ops == std::vector<std::string>{"c", "i", "d", "i", "u"});
 }
 
+TEST_CASE("issue 15: a damaged oplog is refused; --repair cuts it, lists the loss, and says so until `repair clear`") {
+    TempDir dir("mvkv-shell");
+    const std::string path = dir.path + "/d";
+    // Two runs, two segments: k1..k3 in the first, k4 in the second.
+    REQUIRE(human_c(path, "use a; create b; put b k1 v1; put b k2 v2; put b k3 v3").code == 0);
+    REQUIRE(human_c(path, "use a; put b k4 v4").code == 0);
+    // One byte flipped inside the first segment's last record (k3's put).
+    const std::string first = path + "/log-0000000000000001.mvkvlog";
+    std::string bytes;
+    {
+        std::ifstream in(first, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    REQUIRE(bytes.size() > 10);
+    bytes[bytes.size() - 4] ^= 0x01;
+    writeFile(first, bytes);
+
+    Result refused = json_c(path, "use a; scan b");
+    CHECK(refused.code == 1);
+    CHECK(refused.out.empty());
+    CHECK(refused.err.find("Corruption") != std::string::npos);
+    CHECK(refused.err.find("log-0000000000000001.mvkvlog") != std::string::npos);
+    CHECK(refused.err.find("--repair") != std::string::npos);
+    CHECK(std::filesystem::file_size(first) == bytes.size());  // nothing changed
+
+    Result repaired = json_c(path, "use a; scan b; status recovery", {"--repair"});
+    CHECK(repaired.code == 0);
+    CHECK(repaired.err.find("REPAIRED") != std::string::npos);
+    auto o = repaired.objects();
+    REQUIRE(o.size() == 3);
+    CHECK(o[1]["items"] == json::parse(R"([{"key":"k1","value":"v1"},{"key":"k2","value":"v2"}])"));
+    const json& rec = o[2]["status"];
+    CHECK(rec["repaired"] == true);
+    CHECK(rec["damage"] == "corruption");
+    REQUIRE(rec["repairs"].size() == 1);
+    // k4's commit, past the damage, is listed; k3's record is the damaged one.
+    const json& lost = rec["repairs"][0]["lostCommits"];
+    REQUIRE(lost.size() == 1);
+    CHECK(lost[0]["entries"][0]["key"] == "k4");
+    CHECK(std::filesystem::is_directory(rec["salvageDir"].get<std::string>()));
+
+    Result later = json_c(path, "use a; repair");
+    CHECK(later.code == 0);
+    CHECK(later.err.find("repaired (1 time)") != std::string::npos);
+    auto l = later.objects();
+    REQUIRE(l.size() == 2);
+    CHECK(l[1]["repairs"].size() == 1);
+
+    Result cleared = json_c(path, "repair clear");
+    CHECK(cleared.code == 0);
+    CHECK(cleared.objects()[0]["cleared"] == 1);
+    Result quiet = json_c(path, "use a; scan b; status recovery");
+    CHECK(quiet.code == 0);
+    CHECK(quiet.err.empty());
+    auto q = quiet.objects();
+    REQUIRE(q.size() == 3);
+    CHECK(q[2]["status"]["repairs"] == json::array());
+    CHECK(q[2]["status"]["damage"] == "none");
+}
+
 TEST_CASE("-c, -f FILE and stdin; `;` between commands; quotes with \\\" and \\\\") {
     TempDir dir("mvkv-shell");
     // The value: say "hi"; back\slash  (a quote, a ';' and a backslash).
