@@ -130,12 +130,16 @@ Status Checkpointer::checkpoint() {
     // the position is finished or newer than the timestamp (docs/oplog.md).
     CheckpointMeta meta;
     std::vector<std::shared_ptr<Collection>> collections;
+    // C, held from the moment it is chosen until the read at C ends: oldest
+    // may move past it meanwhile, and no sweep discards what the read needs.
+    mvcc::TimestampPin pin;
     {
         // The catalog as of the log's end: every catalog change and its
         // record happen under this mutex (Session::changeCatalog).
         std::lock_guard catalogLog(engine_.catalogLogMutex_);
         meta.logEnd = oplog.end();
-        meta.ts = engine_.txns_.chooseCheckpointTimestamp();
+        pin = engine_.txns_.chooseCheckpointTimestamp();
+        meta.ts = pin.ts();
         collections = engine_.catalog_.all();
     }
     uint64_t number;
@@ -161,7 +165,10 @@ Status Checkpointer::checkpoint() {
         return fail(writer.status());
     if (meta.ts != mvcc::kNoTimestamp) {
         auto session = engine_.openSession();
-        if (Status s = session->begin({meta.ts, false}); !s.ok())
+        TxnOptions atC;
+        atC.readTs = meta.ts;
+        atC.pin = &pin;
+        if (Status s = session->begin(atC); !s.ok())
             return fail(s);
         for (uint32_t i = 0; i < meta.collections.size(); ++i) {
             auto cursor = session->openCursor(meta.collections[i]);
@@ -179,6 +186,7 @@ Status Checkpointer::checkpoint() {
         }
         session->commit().ignore();
     }
+    pin.release();  // the read at C has ended: its history may go
     // Everything before logEnd durable before the checkpoint is: recovery
     // replays only what comes after it (and what is newer than its timestamp).
     if (Status s = oplog.flush(); !s.ok())

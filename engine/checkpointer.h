@@ -5,6 +5,11 @@
 // loads the newest valid checkpoint at open. File format and crash safety:
 // engine/checkpoint_file.h; the recovery argument: docs/oplog.md.
 //
+// The timestamp C is pinned from the moment it is chosen until the read at
+// C ends (mvcc::TimestampPin): a caller may move oldest (and stable) past C
+// meanwhile, and sweep history, without failing the checkpoint or
+// discarding a version it reads.
+//
 // Thread safety: checkpoint() from any thread (one runs at a time); the
 // background thread is stopped by stop() or the destructor, which the
 // engine calls before anything the checkpoint reads goes away.
