@@ -163,6 +163,8 @@ Status Checkpointer::checkpoint() {
     auto writer = CheckpointWriter::create(dir, meta);
     if (!writer.ok())
         return fail(writer.status());
+    if (testHook_)
+        testHook_(meta.ts);
     if (meta.ts != mvcc::kNoTimestamp) {
         auto session = engine_.openSession();
         TxnOptions atC;
@@ -268,6 +270,11 @@ void Checkpointer::run(std::chrono::milliseconds interval) {
         checkpoint().ignore();  // counted in stats (failures, lastError)
         lock.lock();
     }
+}
+
+void Checkpointer::setTestHook(std::function<void(mvcc::Timestamp)> hook) {
+    std::lock_guard one(runMutex_);
+    testHook_ = std::move(hook);
 }
 
 CheckpointStats Checkpointer::stats() const {

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -71,6 +72,13 @@ class Checkpointer {
     void start(std::chrono::milliseconds interval);
     void stop();
     CheckpointStats stats() const;
+    /// For tests: `hook` runs inside every later checkpoint(), on its
+    /// thread, after the timestamp C (its argument) was chosen and pinned
+    /// and the file created, just before the read at C begins. It holds no
+    /// engine lock but the checkpoint's own: it may commit, move oldest and
+    /// stable, and sweep history, but not call checkpoint(). Waits for a
+    /// running checkpoint; an empty function removes the hook.
+    void setTestHook(std::function<void(mvcc::Timestamp)> hook);
 
   private:
     void run(std::chrono::milliseconds interval);
@@ -78,13 +86,14 @@ class Checkpointer {
     Status removeCheckpointsBefore(uint64_t number);
 
     Engine& engine_;
-    std::mutex runMutex_;  // one checkpoint at a time; guards kept_
+    std::mutex runMutex_;  // one checkpoint at a time; guards kept_ and testHook_
     struct Kept {
         uint64_t number;
         mvcc::Timestamp ts;
         oplog::LogPosition logEnd;
     };
     std::deque<Kept> kept_;  // checkpoints on disk this process knows valid, oldest first
+    std::function<void(mvcc::Timestamp)> testHook_;
     mutable std::mutex statsMutex_;
     CheckpointStats stats_;
     std::mutex threadMutex_;

@@ -122,6 +122,11 @@ Status Engine::checkpoint() {
     return checkpointer_->checkpoint();
 }
 
+void Engine::setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook) {
+    if (checkpointer_)
+        checkpointer_->setTestHook(std::move(hook));
+}
+
 oplog::Oplog* Engine::oplog() {
     return logging_ ? &log_->oplog() : nullptr;
 }
