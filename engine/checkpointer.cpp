@@ -124,6 +124,10 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
 Status Checkpointer::checkpoint() {
     std::lock_guard one(runMutex_);
     const auto start = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lock(statsMutex_);
+        ++stats_.started;
+    }
     const std::string& dir = engine_.options_.path;
     oplog::Oplog& oplog = engine_.log_->oplog();
     // The log position first, the timestamp second: a record logged before
@@ -146,12 +150,16 @@ Status Checkpointer::checkpoint() {
     {
         std::lock_guard lock(statsMutex_);
         number = stats_.lastNumber + 1;
+        stats_.lastAttemptTs = meta.ts;
     }
     meta.number = number;
     auto fail = [&](Status s) {
         std::lock_guard lock(statsMutex_);
         ++stats_.failures;
+        ++stats_.failuresByReason[std::string(statusCodeName(s.code()))];
         stats_.lastError = s.message();
+        stats_.lastFailure = s.toString();
+        stats_.lastFailureTs = meta.ts;
         return s;
     };
     if (meta.ts == mvcc::kNoTimestamp && engine_.txns_.timestamps().oldest != mvcc::kNoTimestamp)

@@ -12,7 +12,8 @@
 //
 // Thread safety: checkpoint() from any thread (one runs at a time); the
 // background thread is stopped by stop() or the destructor, which the
-// engine calls before anything the checkpoint reads goes away.
+// engine calls before anything the checkpoint reads goes away. stats() from
+// any thread.
 #pragma once
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,14 +35,20 @@ namespace mvkv::engine {
 class Engine;
 
 struct CheckpointStats {
-    uint64_t count = 0;  // written since open
+    uint64_t started = 0;  // attempts since open (count + failures, plus one running)
+    uint64_t count = 0;    // written since open
     uint64_t failures = 0;
-    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;  // newest on disk (also one loaded at open)
+    std::map<std::string, uint64_t> failuresByReason;  // StatusCode name -> failures
+    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;       // newest on disk (also one loaded at open)
     uint64_t lastNumber = 0;
     uint64_t lastEntries = 0;
     uint64_t lastBytes = 0;
     uint64_t lastMicros = 0;  // how long the newest one written took
-    std::string lastError;
+    /// The timestamp C the newest attempt chose (0: none could be taken).
+    mvcc::Timestamp lastAttemptTs = mvcc::kNoTimestamp;
+    std::string lastError;    // the newest attempt's error; cleared when one succeeds
+    std::string lastFailure;  // the newest failure ("Code: message"), kept after successes
+    mvcc::Timestamp lastFailureTs = mvcc::kNoTimestamp;  // the C that failure chose
 };
 
 /// What open() loaded.

@@ -286,14 +286,19 @@ std::string Engine::statsJson() const {
                        {{"batches", o.batches}, {"meanBatch", o.meanBatch}, {"syncs", o.syncs}}},
                       {"visibilityPublications", o.visibilityPublications}};
         const CheckpointStats& c = s.checkpoint;
-        j["checkpoint"] = {{"count", c.count},
+        j["checkpoint"] = {{"started", c.started},
+                           {"count", c.count},
                            {"failures", c.failures},
+                           {"failuresByReason", c.failuresByReason},
+                           {"lastAttemptTimestamp", c.lastAttemptTs},
                            {"lastTimestamp", c.lastTs},
                            {"lastNumber", c.lastNumber},
                            {"lastEntries", c.lastEntries},
                            {"lastBytes", c.lastBytes},
                            {"lastDurationMicros", c.lastMicros},
-                           {"lastError", c.lastError}};
+                           {"lastError", c.lastError},
+                           {"lastFailure", c.lastFailure},
+                           {"lastFailureTimestamp", c.lastFailureTs}};
         const RecoveryStats& r = recovery_;
         j["recovery"] = {{"micros", r.micros},
                          {"checkpointLoaded", r.checkpointLoaded},

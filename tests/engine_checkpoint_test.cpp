@@ -6,9 +6,11 @@
 // pinned while oldest moves past it and history is swept (a test hook runs
 // between choosing it and reading at it), and a thread that moves oldest
 // after every commit fails none of 200 checkpoints (TEST_SUITE
-// "concurrency", also run under ThreadSanitizer: tests/meson.build).
+// "concurrency", also run under ThreadSanitizer: tests/meson.build); the
+// stats count attempts and failures by reason.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -392,6 +394,59 @@ TEST_CASE("checkpoint: oldest and stable moved past C and history swept while it
     CHECK(readAt(*engine, "db.c", "a", 20) == "a20");
     CHECK(readAt(*engine, "db.c", "c", 30) == "c30");
     CHECK(readAt(*engine, "db.c", "c", 40) == "<NotFound>");
+}
+
+TEST_CASE("checkpoint: status counts attempts, failures by reason, the last failure and C") {
+    TempDir dir("mvkv-checkpoint-test");
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+    auto s = engine->openSession();
+    mustOk(s->createCollection("db.c"));
+    mustOk(commitAt(*s, 10, [](Session& t) { mustOk(t.put("db.c", "a", "a10")); }));
+    mustOk(engine->setStableTimestamp(10));
+    mustOk(engine->setOldestTimestamp(10));
+
+    // Busy: a running transaction holds timestamp 11 and oldest moved to it.
+    auto holder = engine->openSession();
+    mustOk(holder->begin());
+    mustOk(holder->timestampTransaction(11));
+    mustOk(engine->setStableTimestamp(11));
+    mustOk(engine->setOldestTimestamp(11));
+    CHECK(engine->checkpoint().code() == StatusCode::kBusy);
+    mustOk(holder->abort());
+
+    // IOError: the temp file vanishes before it is renamed into place.
+    mustOk(commitAt(*s, 12, [](Session& t) { mustOk(t.put("db.c", "a", "a12")); }));
+    mustOk(engine->setStableTimestamp(12));
+    engine->setCheckpointTestHook([&](mvcc::Timestamp) {
+        for (const auto& e : std::filesystem::directory_iterator(dir.path))
+            if (e.path().extension() == ".tmp")
+                std::filesystem::remove(e.path());
+    });
+    Status io = engine->checkpoint();
+    CHECK(io.code() == StatusCode::kIOError);
+    engine->setCheckpointTestHook({});
+
+    CheckpointStats cs = engine->stats().checkpoint;
+    CHECK(cs.started == 2);
+    CHECK(cs.count == 0);
+    CHECK(cs.failures == 2);
+    CHECK(cs.failuresByReason == std::map<std::string, uint64_t>{{"Busy", 1}, {"IOError", 1}});
+    CHECK(cs.lastAttemptTs == 12);
+    CHECK(cs.lastFailureTs == 12);
+    CHECK(cs.lastFailure == io.toString());
+    CHECK(cs.lastError == io.message());
+
+    mustOk(engine->checkpoint());
+    auto j = nlohmann::json::parse(engine->statsJson())["checkpoint"];
+    CHECK(j["started"] == 3);
+    CHECK(j["count"] == 1);
+    CHECK(j["failures"] == 2);
+    CHECK(j["failuresByReason"] == nlohmann::json{{"Busy", 1}, {"IOError", 1}});
+    CHECK(j["lastAttemptTimestamp"] == 12);
+    CHECK(j["lastTimestamp"] == 12);
+    CHECK(j["lastError"] == "");  // the newest attempt succeeded
+    CHECK(j["lastFailure"] == io.toString());  // kept
+    CHECK(j["lastFailureTimestamp"] == 12);
 }
 
 namespace {
