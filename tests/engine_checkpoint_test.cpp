@@ -327,7 +327,9 @@ Status commitAt(Session& s, mvcc::Timestamp ts, const std::function<void(Session
 
 }  // namespace
 
-TEST_CASE("checkpoint: oldest and stable moved past C and history swept while it runs; it reads the state at C") {
+TEST_CASE(
+    "checkpoint: oldest and stable moved past C and history swept while it runs; it reads the "
+    "state at C") {
     TempDir dir("mvkv-checkpoint-test");
     {
         auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
@@ -366,7 +368,7 @@ TEST_CASE("checkpoint: oldest and stable moved past C and history swept while it
             engine->sweepHistory();
             engine->sweepHistory();
             CHECK(engine->timestamps().oldest == 40);
-            CHECK(engine->timestamps().pinned == 20);  // the checkpoint's pin
+            CHECK(engine->timestamps().pinned == 20);     // the checkpoint's pin
             CHECK(engine->stats().history.pinned == 20);  // the sweep's horizon
             // The pin is the checkpoint's: anyone else's read at 20 is refused.
             CHECK(readAt(*engine, "db.c", "a", 20) == "<InvalidArgument>");
@@ -444,7 +446,7 @@ TEST_CASE("checkpoint: status counts attempts, failures by reason, the last fail
     CHECK(j["failuresByReason"] == nlohmann::json{{"Busy", 1}, {"IOError", 1}});
     CHECK(j["lastAttemptTimestamp"] == 12);
     CHECK(j["lastTimestamp"] == 12);
-    CHECK(j["lastError"] == "");  // the newest attempt succeeded
+    CHECK(j["lastError"] == "");               // the newest attempt succeeded
     CHECK(j["lastFailure"] == io.toString());  // kept
     CHECK(j["lastFailureTimestamp"] == 12);
 }
@@ -453,17 +455,22 @@ namespace {
 
 // The moving-oldest run (issue 15): a writer commits and, after every
 // commit, sets stable = oldest = all_durable (legal: oldest <= stable),
-// sweeping history every 16 commits; another thread takes `checkpoints` checkpoints. The two
-// are paced by events, not time: before each checkpoint the writer is let
-// run kLead commits further, and the checkpoint starts once it made kPace of
-// them, so the writer is running (committing and moving oldest) while the
-// checkpoint chooses C and reads at C, and the run stays bounded. The oplog is small, so successful
-// checkpoints cap it. Each checkpoint written is read back and
+// sweeping history every 16 commits; another thread takes `checkpoints`
+// checkpoints. The two are paced by events, not time: before each
+// checkpoint the writer is let run kLead commits further, and the
+// checkpoint starts once it made kPace of them, so the writer is running
+// (committing and moving oldest) while the checkpoint chooses C and reads at
+// C, and the run stays bounded. Whether oldest passes C before the read
+// begins then depends on scheduling, so every other checkpoint makes sure:
+// its test hook (between choosing C and reading at C) waits for the writer's
+// next commit, after which oldest is past C. The oplog is small, so
+// successful checkpoints cap it. Each checkpoint written is read back and
 // compared with the writer's state at its timestamp; at the end the engine
 // is reopened from the last checkpoint plus the log and compared with the
 // writer's last state.
 struct MovingOldestRun {
     int succeeded = 0;
+    int oldestPassedC = 0;  // checkpoints that found oldest past C just before their read
     int wrongContents = 0;  // checkpoints written that differ from the state at C
     std::string firstWrong;
     std::map<std::string, int> failures;  // StatusCode name -> count
@@ -496,6 +503,21 @@ MovingOldestRun movingOldestRun(int checkpoints) {
         std::atomic<uint64_t> commits{0};
         std::atomic<uint64_t> gate{0};  // the writer commits while commits < gate
         std::atomic<bool> done{false};  // either side stopped
+        int attempt = 0;
+        // Runs on this thread, inside checkpoint(), just before the read at C.
+        engine->setCheckpointTestHook([&](mvcc::Timestamp c) {
+            if (attempt % 2 == 1) {
+                const uint64_t now = commits.load();
+                if (gate.load() <= now) {
+                    gate.store(now + kPace);
+                    gate.notify_all();
+                }
+                for (uint64_t n = now; n == now && !done.load(); n = commits.load())
+                    commits.wait(n);
+            }
+            if (engine->timestamps().oldest > c)
+                ++out.oldestPassedC;  // the checkpoints the unpinned code failed
+        });
         std::thread writer([&] {
             auto s = engine->openSession();
             for (uint64_t i = 0;; ++i) {
@@ -534,6 +556,7 @@ MovingOldestRun movingOldestRun(int checkpoints) {
             gate.notify_all();
             for (uint64_t n = commits.load(); n < base + kPace && !done.load(); n = commits.load())
                 commits.wait(n);
+            attempt = i;
             Status st = engine->checkpoint();
             if (st.ok()) {
                 ++out.succeeded;
@@ -552,7 +575,8 @@ MovingOldestRun movingOldestRun(int checkpoints) {
                 REQUIRE(listed.ok());
                 std::string got = checkpointContents(listed.value().front().path);
                 if (got != want && out.wrongContents++ == 0)
-                    out.firstWrong = fmt::format("checkpoint at {}: {} instead of {}", c, got, want);
+                    out.firstWrong =
+                        fmt::format("checkpoint at {}: {} instead of {}", c, got, want);
             } else {
                 ++out.failures[std::string(statusCodeName(st.code()))];
                 if (out.firstFailure.empty())
@@ -579,18 +603,22 @@ MovingOldestRun movingOldestRun(int checkpoints) {
 
 // In doctest's "concurrency" suite: tests/meson.build also runs it as
 // engine_checkpoint_test_concurrency (under ThreadSanitizer in CI).
-TEST_CASE("checkpoint concurrency: oldest = stable = all_durable after every commit; every checkpoint succeeds" *
-          doctest::test_suite("concurrency")) {
+TEST_CASE(
+    "checkpoint concurrency: oldest = stable = all_durable after every commit; every checkpoint "
+    "succeeds" *
+    doctest::test_suite("concurrency")) {
     constexpr int kCheckpoints = 200;
     MovingOldestRun r = movingOldestRun(kCheckpoints);
     std::string reasons;
     for (const auto& [code, n] : r.failures)
         reasons += fmt::format(" {}={}", code, n);
-    MESSAGE(fmt::format("moving oldest: {} of {} checkpoints succeeded over {} commits ({} oplog "
-                        "segments capped); failed:{} {}",
-                        r.succeeded, kCheckpoints, r.commits, r.segmentsDropped,
+    MESSAGE(fmt::format("moving oldest: {} of {} checkpoints succeeded over {} commits ({} found "
+                        "oldest past C just before their read; {} oplog segments capped); "
+                        "failed:{} {}",
+                        r.succeeded, kCheckpoints, r.commits, r.oldestPassedC, r.segmentsDropped,
                         reasons.empty() ? " none" : reasons, r.firstFailure));
     CHECK(r.succeeded == kCheckpoints);
+    CHECK(r.oldestPassedC >= kCheckpoints / 2);
     CHECK_MESSAGE(r.wrongContents == 0, r.firstWrong);
     CHECK(r.reopenedEqual);
 }
