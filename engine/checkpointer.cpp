@@ -126,30 +126,42 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
 Status Checkpointer::checkpoint() {
     std::lock_guard one(runMutex_);
     const auto start = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lock(statsMutex_);
+        ++stats_.started;
+    }
     const std::string& dir = engine_.options_.path;
     oplog::Oplog& oplog = engine_.log_->oplog();
     // The log position first, the timestamp second: a record logged before
     // the position is finished or newer than the timestamp (docs/oplog.md).
     CheckpointMeta meta;
     std::vector<std::shared_ptr<Collection>> collections;
+    // C, held from the moment it is chosen until the read at C ends: oldest
+    // may move past it meanwhile, and no sweep discards what the read needs.
+    mvcc::TimestampPin pin;
     {
         // The catalog as of the log's end: every catalog change and its
         // record happen under this mutex (Session::changeCatalog).
         std::lock_guard catalogLog(engine_.catalogLogMutex_);
         meta.logEnd = oplog.end();
-        meta.ts = engine_.txns_.chooseCheckpointTimestamp();
+        pin = engine_.txns_.chooseCheckpointTimestamp();
+        meta.ts = pin.ts();
         collections = engine_.catalog_.all();
     }
     uint64_t number;
     {
         std::lock_guard lock(statsMutex_);
         number = stats_.lastNumber + 1;
+        stats_.lastAttemptTs = meta.ts;
     }
     meta.number = number;
     auto fail = [&](Status s) {
         std::lock_guard lock(statsMutex_);
         ++stats_.failures;
+        ++stats_.failuresByReason[std::string(statusCodeName(s.code()))];
         stats_.lastError = s.message();
+        stats_.lastFailure = s.toString();
+        stats_.lastFailureTs = meta.ts;
         return s;
     };
     if (meta.ts == mvcc::kNoTimestamp && engine_.txns_.timestamps().oldest != mvcc::kNoTimestamp)
@@ -161,9 +173,14 @@ Status Checkpointer::checkpoint() {
     auto writer = CheckpointWriter::create(dir, meta);
     if (!writer.ok())
         return fail(writer.status());
+    if (testHook_)
+        testHook_(meta.ts);
     if (meta.ts != mvcc::kNoTimestamp) {
         auto session = engine_.openSession();
-        if (Status s = session->begin({meta.ts, false}); !s.ok())
+        TxnOptions atC;
+        atC.readTs = meta.ts;
+        atC.pin = &pin;
+        if (Status s = session->begin(atC); !s.ok())
             return fail(s);
         for (uint32_t i = 0; i < meta.collections.size(); ++i) {
             auto cursor = session->openCursor(meta.collections[i]);
@@ -181,6 +198,7 @@ Status Checkpointer::checkpoint() {
         }
         session->commit().ignore();
     }
+    pin.release();  // the read at C has ended: its history may go
     // Everything before logEnd durable before the checkpoint is: recovery
     // replays only what comes after it (and what is newer than its timestamp).
     if (Status s = oplog.flush(); !s.ok())
@@ -262,6 +280,11 @@ void Checkpointer::run(std::chrono::milliseconds interval) {
         checkpoint().ignore();  // counted in stats (failures, lastError)
         lock.lock();
     }
+}
+
+void Checkpointer::setTestHook(std::function<void(mvcc::Timestamp)> hook) {
+    std::lock_guard one(runMutex_);
+    testHook_ = std::move(hook);
 }
 
 CheckpointStats Checkpointer::stats() const {

@@ -5,15 +5,23 @@
 // loads the newest valid checkpoint at open. File format and crash safety:
 // engine/checkpoint_file.h; the recovery argument: docs/oplog.md.
 //
+// The timestamp C is pinned from the moment it is chosen until the read at
+// C ends (mvcc::TimestampPin): a caller may move oldest (and stable) past C
+// meanwhile, and sweep history, without failing the checkpoint or
+// discarding a version it reads.
+//
 // Thread safety: checkpoint() from any thread (one runs at a time); the
 // background thread is stopped by stop() or the destructor, which the
-// engine calls before anything the checkpoint reads goes away.
+// engine calls before anything the checkpoint reads goes away. stats() from
+// any thread.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,14 +35,20 @@ namespace mvkv::engine {
 class Engine;
 
 struct CheckpointStats {
-    uint64_t count = 0;  // written since open
+    uint64_t started = 0;  // attempts since open (count + failures, plus one running)
+    uint64_t count = 0;    // written since open
     uint64_t failures = 0;
-    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;  // newest on disk (also one loaded at open)
+    std::map<std::string, uint64_t> failuresByReason;  // StatusCode name -> failures
+    mvcc::Timestamp lastTs = mvcc::kNoTimestamp;       // newest on disk (also one loaded at open)
     uint64_t lastNumber = 0;
     uint64_t lastEntries = 0;
     uint64_t lastBytes = 0;
     uint64_t lastMicros = 0;  // how long the newest one written took
-    std::string lastError;
+    /// The timestamp C the newest attempt chose (0: none could be taken).
+    mvcc::Timestamp lastAttemptTs = mvcc::kNoTimestamp;
+    std::string lastError;    // the newest attempt's error; cleared when one succeeds
+    std::string lastFailure;  // the newest failure ("Code: message"), kept after successes
+    mvcc::Timestamp lastFailureTs = mvcc::kNoTimestamp;  // the C that failure chose
 };
 
 /// What open() loaded.
@@ -66,6 +80,13 @@ class Checkpointer {
     void start(std::chrono::milliseconds interval);
     void stop();
     CheckpointStats stats() const;
+    /// For tests: `hook` runs inside every later checkpoint(), on its
+    /// thread, after the timestamp C (its argument) was chosen and pinned
+    /// and the file created, just before the read at C begins. It holds no
+    /// engine lock but the checkpoint's own: it may commit, move oldest and
+    /// stable, and sweep history, but not call checkpoint(). Waits for a
+    /// running checkpoint; an empty function removes the hook.
+    void setTestHook(std::function<void(mvcc::Timestamp)> hook);
 
   private:
     void run(std::chrono::milliseconds interval);
@@ -73,13 +94,14 @@ class Checkpointer {
     Status removeCheckpointsBefore(uint64_t number);
 
     Engine& engine_;
-    std::mutex runMutex_;  // one checkpoint at a time; guards kept_
+    std::mutex runMutex_;  // one checkpoint at a time; guards kept_ and testHook_
     struct Kept {
         uint64_t number;
         mvcc::Timestamp ts;
         oplog::LogPosition logEnd;
     };
     std::deque<Kept> kept_;  // checkpoints on disk this process knows valid, oldest first
+    std::function<void(mvcc::Timestamp)> testHook_;
     mutable std::mutex statsMutex_;
     CheckpointStats stats_;
     std::mutex threadMutex_;

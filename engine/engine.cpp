@@ -172,6 +172,11 @@ Status Engine::checkpoint() {
     return checkpointer_->checkpoint();
 }
 
+void Engine::setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook) {
+    if (checkpointer_)
+        checkpointer_->setTestHook(std::move(hook));
+}
+
 oplog::Oplog* Engine::oplog() {
     return logging_ ? &log_->oplog() : nullptr;
 }
@@ -331,14 +336,19 @@ std::string Engine::statsJson() const {
                        {{"batches", o.batches}, {"meanBatch", o.meanBatch}, {"syncs", o.syncs}}},
                       {"visibilityPublications", o.visibilityPublications}};
         const CheckpointStats& c = s.checkpoint;
-        j["checkpoint"] = {{"count", c.count},
+        j["checkpoint"] = {{"started", c.started},
+                           {"count", c.count},
                            {"failures", c.failures},
+                           {"failuresByReason", c.failuresByReason},
+                           {"lastAttemptTimestamp", c.lastAttemptTs},
                            {"lastTimestamp", c.lastTs},
                            {"lastNumber", c.lastNumber},
                            {"lastEntries", c.lastEntries},
                            {"lastBytes", c.lastBytes},
                            {"lastDurationMicros", c.lastMicros},
-                           {"lastError", c.lastError}};
+                           {"lastError", c.lastError},
+                           {"lastFailure", c.lastFailure},
+                           {"lastFailureTimestamp", c.lastFailureTs}};
         const RecoveryStats& r = recovery_;
         j["recovery"] = {{"micros", r.micros},
                          {"checkpointLoaded", r.checkpointLoaded},

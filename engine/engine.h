@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,6 +87,10 @@ class Engine {
     /// drops old checkpoints and caps the oplog. IllegalOperation in
     /// memory; Busy when no checkpoint timestamp can be taken now.
     Status checkpoint();
+    /// A test seam (Checkpointer::setTestHook): `hook` runs inside every
+    /// later checkpoint() after its timestamp C was chosen and pinned, just
+    /// before the read at C. A no-op in memory.
+    void setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook);
     /// A durable engine's oplog (null in memory): its stats and visibility.
     oplog::Oplog* oplog();
     /// Reads the oplog from a timestamp (oplog/oplog_cursor.h).

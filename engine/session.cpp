@@ -195,7 +195,9 @@ Status Session::begin(const TxnOptions& options) {
     if (explicit_)
         return Status::IllegalOperation(
             "a transaction is already running in this session; commit or abort it first");
-    Status s = engine_.txns_.begin(txn_, {options.readTs, options.roundUpReadTs});
+    mvcc::BeginOptions mvccOptions{options.readTs, options.roundUpReadTs};
+    mvccOptions.pin = options.pin;
+    Status s = engine_.txns_.begin(txn_, mvccOptions);
     if (s.ok())
         explicit_ = true;
     return s;

@@ -43,6 +43,9 @@ class Cursor;
 struct TxnOptions {
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;  // none: read the newest commits
     bool roundUpReadTs = false;                   // a read ts below oldest becomes oldest
+    /// A held pin at or below readTs (a checkpoint's: mvcc::TimestampPin):
+    /// the read is allowed even though oldest moved past readTs since.
+    const mvcc::TimestampPin* pin = nullptr;
 };
 
 /// One version of a key, for inspection (Session::keyHistory).

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
+#include <utility>
 
 namespace mvkv::mvcc {
 
@@ -113,6 +115,8 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.id_ = kNoTxnId;
     txn.commitTs_ = kNoTimestamp;
     txn.reserved_ = false;
+    const TimestampPin* pin = options.pin;
+    assert(!pin || (pin->manager_ == this && pin->ts() != kNoTimestamp));
     if (readTs == kNoTimestamp && options.unregistered) {
         // The common case takes no lock: the published running ids are the
         // snapshot, and such a reader pins nothing by timestamp; the caller's
@@ -120,7 +124,11 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         takeSnapshot(txn);
     } else {
         std::lock_guard lock(mutex_);
-        if (readTs != kNoTimestamp && readTs < oldest_) {
+        // A pin held since before oldest moved kept the history at and
+        // above its timestamp (pins_ and oldest_ change under this lock).
+        const bool pinned =
+            pin && pin->manager_ == this && pin->ts() != kNoTimestamp && readTs >= pin->ts();
+        if (readTs != kNoTimestamp && readTs < oldest_ && !pinned) {
             if (!options.roundUpReadTs)
                 return Status::InvalidArgument(fmt::format(
                     "read timestamp {} is older than the oldest timestamp {}: that history may "
@@ -397,7 +405,7 @@ Status TransactionManager::setStable(Timestamp ts) {
     return Status::OK();
 }
 
-Timestamp TransactionManager::chooseCheckpointTimestamp() {
+TimestampPin TransactionManager::chooseCheckpointTimestamp() {
     std::lock_guard lock(mutex_);
     const Timestamp allDurable = allDurableLocked();
     Timestamp ts = stable_ != kNoTimestamp ? std::min(stable_, allDurable) : allDurable;
@@ -406,11 +414,45 @@ Timestamp TransactionManager::chooseCheckpointTimestamp() {
         // same, unless a running transaction holds a timestamp at or below it.
         for (const Transaction* t = activeHead_; t; t = t->nextActive_)
             if (t->commitTs_ != kNoTimestamp && t->commitTs_ <= oldest_)
-                return kNoTimestamp;
+                return TimestampPin();
         ts = oldest_;
     }
     checkpointFloor_ = std::max(checkpointFloor_, ts);
-    return ts;
+    if (ts == kNoTimestamp)
+        return TimestampPin();  // nothing committed: nothing to read or hold
+    // ts >= oldest_ >= every horizon given out so far: nothing a read at ts
+    // needs was discarded, and from here on nothing is.
+    pins_.push_back(ts);
+    return TimestampPin(this, ts);
+}
+
+void TransactionManager::releasePin(Timestamp ts) {
+    std::lock_guard lock(mutex_);
+    auto it = std::find(pins_.begin(), pins_.end(), ts);
+    assert(it != pins_.end());
+    if (it != pins_.end()) {
+        *it = pins_.back();
+        pins_.pop_back();
+    }
+}
+
+TimestampPin::TimestampPin(TimestampPin&& other) noexcept
+    : manager_(std::exchange(other.manager_, nullptr)),
+      ts_(std::exchange(other.ts_, kNoTimestamp)) {}
+
+TimestampPin& TimestampPin::operator=(TimestampPin&& other) noexcept {
+    if (this != &other) {
+        release();
+        manager_ = std::exchange(other.manager_, nullptr);
+        ts_ = std::exchange(other.ts_, kNoTimestamp);
+    }
+    return *this;
+}
+
+void TimestampPin::release() {
+    if (manager_)
+        std::exchange(manager_, nullptr)->releasePin(ts_);
+    ts_ = kNoTimestamp;
 }
 
 void TransactionManager::raiseCheckpointFloor(Timestamp ts) {
@@ -451,11 +493,22 @@ TxnId TransactionManager::snapshotFloorNow() const {
     return running->ids.empty() ? running->snapMax : running->ids.front();
 }
 
+Timestamp TransactionManager::pinnedLocked() const {
+    // As WiredTiger: nothing is pinned until an oldest timestamp is set.
+    if (oldest_ == kNoTimestamp)
+        return kNoTimestamp;
+    Timestamp pinned = oldest_;
+    if (Timestamp reader = oldestReaderLocked(nullptr); reader != kNoTimestamp)
+        pinned = std::min(pinned, reader);
+    for (Timestamp p : pins_)
+        pinned = std::min(pinned, p);
+    return pinned;
+}
+
 Horizon TransactionManager::horizon(TxnId unregisteredFloor) const {
     std::lock_guard lock(mutex_);
     Horizon h;
-    Timestamp reader = oldestReaderLocked(nullptr);
-    h.pinnedTs = reader == kNoTimestamp ? oldest_ : std::min(oldest_, reader);
+    h.pinnedTs = pinnedLocked();
     h.oldestId = unregisteredFloor;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_)
         h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
@@ -483,8 +536,7 @@ Timestamps TransactionManager::timestamps() const {
     out.stable = stable_;
     out.allDurable = allDurableLocked();
     out.oldestReader = oldestReaderLocked(nullptr);
-    // As WiredTiger: nothing is pinned until an oldest timestamp is set.
-    out.pinned = out.oldestReader == kNoTimestamp ? oldest_ : std::min(oldest_, out.oldestReader);
+    out.pinned = pinnedLocked();
     return out;
 }
 

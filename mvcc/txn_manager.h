@@ -17,7 +17,10 @@
 //
 // Thread safety: every method may be called from any thread. A given
 // Transaction is used by one thread at a time. Reads of update chains take no
-// lock; begin/first write/commit/abort take a short internal mutex.
+// lock; begin/first write/commit/abort take a short internal mutex. Oldest,
+// the active list and the held TimestampPins are all guarded by that mutex,
+// so pinned and the history horizon, computed under it, never miss a pin
+// or a reader, and a pin's timestamp is never below a horizon already given out.
 #pragma once
 
 #include <atomic>
@@ -35,6 +38,9 @@
 
 namespace mvkv::mvcc {
 
+class TimestampPin;
+class TransactionManager;
+
 struct BeginOptions {
     Timestamp readTs = kNoTimestamp;  // kNoTimestamp: read the newest commits
     bool roundUpReadTs = false;       // read ts below oldest -> oldest
@@ -45,6 +51,44 @@ struct BeginOptions {
     /// longer reads: the sweep waits out such pins (a grace period) before
     /// it trusts the published snapshot floor (historystore, docs/mvcc.md).
     bool unregistered = false;
+    /// A held pin of this manager (chooseCheckpointTimestamp) at or below
+    /// readTs: the read is allowed even if oldest has moved past readTs
+    /// since the pin was taken, because the pin kept that history.
+    const TimestampPin* pin = nullptr;
+};
+
+/// A hold on history at one timestamp, as WiredTiger holds a running
+/// checkpoint's timestamp in its pinned timestamp. While it is held,
+/// `pinned` and the history sweep's horizon stay at or below ts() however
+/// far oldest moves, so every version a read at ts() needs stays (in its
+/// chain or the history store), and begin() with BeginOptions::pin may read
+/// at ts() or later though oldest has passed it. Taken only by
+/// TransactionManager::chooseCheckpointTimestamp, under the lock that
+/// guards oldest and the active list, atomically with choosing ts.
+///
+/// Move-only; released by release() or the destructor, which take the
+/// manager's mutex. The manager must outlive it. One thread at a time uses
+/// a given pin.
+class TimestampPin {
+  public:
+    TimestampPin() = default;  // holds nothing
+    TimestampPin(TimestampPin&& other) noexcept;
+    TimestampPin& operator=(TimestampPin&& other) noexcept;
+    TimestampPin(const TimestampPin&) = delete;
+    TimestampPin& operator=(const TimestampPin&) = delete;
+    ~TimestampPin() { release(); }
+
+    /// The pinned timestamp (kNoTimestamp when nothing is held).
+    Timestamp ts() const { return ts_; }
+    bool held() const { return manager_ != nullptr; }
+    /// Lets the history go; a no-op when nothing is held.
+    void release();
+
+  private:
+    friend class TransactionManager;
+    TimestampPin(TransactionManager* manager, Timestamp ts) : manager_(manager), ts_(ts) {}
+    TransactionManager* manager_ = nullptr;
+    Timestamp ts_ = kNoTimestamp;
 };
 
 /// What no reader can still need: versions superseded by a version visible
@@ -66,7 +110,8 @@ struct Timestamps {
     Timestamp stable = kNoTimestamp;        // what a checkpoint makes durable
     Timestamp allDurable = kNoTimestamp;    // no-holes point
     Timestamp oldestReader = kNoTimestamp;  // smallest read ts of a running txn (0: none)
-    Timestamp pinned = kNoTimestamp;        // min(oldest, oldestReader); 0 until oldest is set
+    /// min(oldest, oldestReader, every held TimestampPin); 0 until oldest is set
+    Timestamp pinned = kNoTimestamp;
 };
 
 enum class WriteKind : uint8_t { kValue, kTombstone };
@@ -144,14 +189,18 @@ class TransactionManager {
     Status setOldest(Timestamp ts);
     Status setStable(Timestamp ts);
     Timestamps timestamps() const;
-    /// For a checkpoint: the timestamp to write it at — stable (or, with no
-    /// stable timestamp, all_durable), but never past all_durable, so every
-    /// transaction at or below it has finished — and from now on a floor
-    /// for commit timestamps, as stable is (a later commit at or below it
-    /// would be missing from the checkpoint and from the log's replay after
-    /// it). kNoTimestamp when there is none to take: a running transaction
-    /// holds a timestamp at or below oldest.
-    Timestamp chooseCheckpointTimestamp();
+    /// For a checkpoint: the timestamp C to write it at — stable (or, with
+    /// no stable timestamp, all_durable), but never past all_durable, so
+    /// every transaction at or below it has finished — and from now on a
+    /// floor for commit timestamps, as stable is (a later commit at or below
+    /// it would be missing from the checkpoint and from the log's replay
+    /// after it). Returns C as a held pin, taken under the same lock as C
+    /// was chosen: no history sweep can discard what a read at C needs, and
+    /// the checkpoint reads at C with BeginOptions::pin even if oldest moves
+    /// past C meanwhile. An empty pin (ts() kNoTimestamp) when there is none
+    /// to take: nothing committed yet, or a running transaction holds a
+    /// timestamp at or below oldest.
+    TimestampPin chooseCheckpointTimestamp();
     /// A durable engine's oplog readers read up to all_durable and move on:
     /// from this call on, a commit timestamp at or below the newest finished
     /// commit is refused, unless the transaction already held it (through
@@ -173,6 +222,9 @@ class TransactionManager {
     void noteRetries(uint64_t n) { retries_.fetch_add(n, std::memory_order_relaxed); }
 
   private:
+    friend class TimestampPin;
+    void releasePin(Timestamp ts);
+
     // The ids of running transactions that have written, and the next id:
     // what a snapshot copies. Rebuilt under mutex_ whenever that set changes
     // and published with one atomic store, so a reader without a read
@@ -194,6 +246,8 @@ class TransactionManager {
     Status checkCommitTsLocked(Timestamp ts, Timestamp held) const;
     Timestamp allDurableLocked() const;
     Timestamp oldestReaderLocked(const Transaction** who) const;
+    /// min(oldest, oldest reader, held pins); 0 until oldest is set.
+    Timestamp pinnedLocked() const;
     void finish(Transaction& txn, TxnState endState);
 
     mutable std::mutex mutex_;
@@ -206,6 +260,7 @@ class TransactionManager {
     Timestamp maxCommitted_ = kNoTimestamp;  // newest commit ts of a finished txn
     Timestamp checkpointFloor_ = kNoTimestamp;  // commits must be after it
     bool orderedCommits_ = false;               // commits at or after all_durable
+    std::vector<Timestamp> pins_;               // of every held TimestampPin (a few at most)
 
     mutable EpochManager epochs_;
     std::atomic<const RunningIds*> running_{nullptr};

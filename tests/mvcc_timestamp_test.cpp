@@ -307,6 +307,60 @@ TEST_CASE("timestamps: oldest_reader and pinned follow the active readers") {
     CHECK(mgr.stats().active == 0);
 }
 
+TEST_CASE(
+    "timestamps: a checkpoint's pin holds pinned and the horizon at C while oldest moves past it") {
+    TransactionManager mgr;
+    Collection c;
+    commitValue(mgr, c["k"], "at20", 20);
+    REQUIRE_OK(mgr.setStable(20));
+    REQUIRE_OK(mgr.setOldest(20));
+    TimestampPin pin = mgr.chooseCheckpointTimestamp();
+    REQUIRE(pin.held());
+    CHECK(pin.ts() == 20);
+    CHECK(mgr.timestamps().pinned == 20);
+
+    // Legal moves of the caller's: commit on, stable and oldest past C.
+    commitValue(mgr, c["k"], "at30", 30);
+    REQUIRE_OK(mgr.setStable(30));
+    REQUIRE_OK(mgr.setOldest(30));
+    CHECK(mgr.timestamps().oldest == 30);
+    CHECK(mgr.timestamps().pinned == 20);  // the pin, not oldest
+    CHECK(mgr.horizon(~TxnId{0}).pinnedTs == 20);
+    CHECK_FALSE(mgr.horizon(~TxnId{0}).visibleToAll(kNoTxnId + 1, 30));
+
+    // Without the pin a read at C is refused; with it, it reads the state at C.
+    Transaction r;
+    checkRefused(mgr.begin(r, at(20)), 20, 30);
+    BeginOptions pinned = at(20);
+    pinned.pin = &pin;
+    REQUIRE_OK(mgr.begin(r, pinned));
+    CHECK(read(r, c["k"]) == "at20");
+    // A pin covers reads at or above its timestamp only.
+    Transaction below;
+    BeginOptions belowPin = at(19);
+    belowPin.pin = &pin;
+    checkRefused(mgr.begin(below, belowPin), 19, 30);
+
+    // Moved, the pin still holds; released, pinned goes up to oldest's.
+    TimestampPin moved = std::move(pin);
+    CHECK_FALSE(pin.held());
+    CHECK(mgr.timestamps().pinned == 20);
+    REQUIRE_OK(mgr.commit(r));
+    CHECK(mgr.timestamps().pinned == 20);
+    moved.release();
+    CHECK_FALSE(moved.held());
+    CHECK(mgr.timestamps().pinned == 30);
+    CHECK(mgr.horizon(~TxnId{0}).pinnedTs == 30);
+}
+
+TEST_CASE("timestamps: no checkpoint timestamp to take gives an empty pin") {
+    TransactionManager mgr;
+    TimestampPin none = mgr.chooseCheckpointTimestamp();  // nothing committed
+    CHECK_FALSE(none.held());
+    CHECK(none.ts() == kNoTimestamp);
+    CHECK(mgr.timestamps().pinned == kNoTimestamp);
+}
+
 // ---------------------------------------------------------------------------
 // Timestamp rules: each refused with InvalidArgument naming both numbers
 

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -12,9 +13,11 @@
 namespace mvkv::testing {
 
 struct TempDir {
-    explicit TempDir(const std::string& prefix = "mvkv-test") {
-        std::string templ =
-            (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    explicit TempDir(const std::string& prefix = "mvkv-test")
+        : TempDir(prefix, std::filesystem::temp_directory_path()) {}
+    /// Under `parent` instead (e.g. memoryBacked()).
+    TempDir(const std::string& prefix, const std::filesystem::path& parent) {
+        std::string templ = (parent / (prefix + "-XXXXXX")).string();
         REQUIRE(mkdtemp(templ.data()) != nullptr);
         path = templ;
     }
@@ -25,6 +28,16 @@ struct TempDir {
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     std::string path;
+
+    /// /dev/shm when there is one (fsync costs nothing there), else the
+    /// temp directory: for tests that sync hundreds of times and do not
+    /// test durability across a machine crash.
+    static std::filesystem::path memoryBacked() {
+        std::error_code ec;
+        if (std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0)
+            return "/dev/shm";
+        return std::filesystem::temp_directory_path();
+    }
 };
 
 }  // namespace mvkv::testing
