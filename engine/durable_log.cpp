@@ -149,7 +149,8 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
                 out->after.push_back(std::move(r));
             else
                 ++out->afterUndecodable;
-        });
+        },
+        oplog::plausiblePayload);
     if (!scanned.ok())
         return scanned;
     if (!decodeError.ok())
@@ -172,6 +173,10 @@ Status DurableLog::cut(const oplog::LogTail& tail) {
     return oplog::cutLogTail(dir_, tail);
 }
 
+Status DurableLog::forgetCleanShutdown() {
+    return removeFileDurably(dir_, kCleanShutdownName);
+}
+
 Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& recovered,
                               uint64_t minNextSegment,
                               std::function<mvcc::Timestamp()> noHolesPoint) {
@@ -189,8 +194,12 @@ Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& reco
         return Status::IOError(fmt::format("list {}: {}", dir_, ec.message()));
     // New records count as after the loaded checkpoint's position only in a
     // later segment; when a cut removed segments up to it, header-only
-    // segments fill the numbers between (a gap reads as a missing segment).
-    if (nextSegment > 1)
+    // segments fill the numbers between (a gap reads as a missing segment),
+    // and the log keeps a segment at the checkpoint's (the next open checks
+    // that the log reaches back to it).
+    if (nextSegment == 1 && minNextSegment > 1)
+        nextSegment = minNextSegment - 1;
+    if (nextSegment > 1 || minNextSegment > 1)
         for (; nextSegment < minNextSegment; ++nextSegment) {
             std::error_code sizeEc;
             const uint64_t prevBytes = std::filesystem::file_size(
@@ -201,7 +210,7 @@ Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& reco
                 return s;
         }
     nextSegment = std::max(nextSegment, minNextSegment);
-    if (Status s = removeFileDurably(dir_, kCleanShutdownName); !s.ok())
+    if (Status s = forgetCleanShutdown(); !s.ok())
         return s;
     std::vector<oplog::ExistingRecord> existing;
     existing.reserve(recovered.records.size());

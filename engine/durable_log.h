@@ -60,6 +60,9 @@ class DurableLog {
 
     /// Cuts the log at `tail`'s damage (oplog::cutLogTail).
     Status cut(const oplog::LogTail& tail);
+    /// Removes the clean-shutdown note (durably), before anything shortens
+    /// or lengthens the log.
+    Status forgetCleanShutdown();
 
     /// Starts the running oplog over what open() recovered (`recovered`
     /// may have been moved from; only its positions are used). Forgets the

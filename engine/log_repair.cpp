@@ -88,6 +88,36 @@ nlohmann::json lostCommitJson(const DurableLog::Record& r) {
             {"entries", std::move(entries)}};
 }
 
+// The shape repairLog writes, which readers (the shell) rely on.
+bool validRepairRecord(const nlohmann::json& j) {
+    auto str = [](const nlohmann::json& o, const char* k) {
+        return o.contains(k) && o[k].is_string();
+    };
+    auto num = [](const nlohmann::json& o, const char* k) {
+        return o.contains(k) && o[k].is_number_unsigned();
+    };
+    if (!j.is_array())
+        return false;
+    for (const auto& r : j) {
+        if (!r.is_object() || !str(r, "time") || !str(r, "salvage") || !num(r, "lostCommitCount") ||
+            !r.contains("damage") || !r["damage"].is_object() || !r.contains("lostCommits") ||
+            !r["lostCommits"].is_array())
+            return false;
+        const auto& d = r["damage"];
+        if (!str(d, "file") || !num(d, "offset") || !str(d, "reason") || !str(d, "kind"))
+            return false;
+        for (const auto& c : r["lostCommits"]) {
+            if (!c.is_object() || !num(c, "ts") || !c.contains("entries") || !c["entries"].is_array())
+                return false;
+            for (const auto& e : c["entries"])
+                if (!e.is_object() || !str(e, "op") || !str(e, "ns") ||
+                    !(str(e, "key") || str(e, "command")))
+                    return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 void judgeDamage(const std::string& dir, DurableLog::Recovered* recovered,
@@ -95,6 +125,33 @@ void judgeDamage(const std::string& dir, DurableLog::Recovered* recovered,
     oplog::LogTail& tail = recovered->tail;
     if (tail.damage == oplog::LogDamage::kCorruption)
         return;
+    // The oldest segments gone: the log must reach back to the checkpoint's
+    // segment (capping never drops it), or to segment 1 without one.
+    const uint64_t needFrom = checkpoint.loaded ? checkpoint.logEnd.segment : 1;
+    if (tail.firstSegment > needFrom) {
+        const uint64_t first = tail.firstSegment;
+        tail.cut = true;
+        tail.damage = oplog::LogDamage::kCorruption;
+        tail.segment = first;  // a repair keeps none of what follows the gap
+        tail.offset = 0;
+        tail.file = dir + "/" + oplog::segmentFileName(first - 1);
+        tail.reason = fmt::format(
+            "segment {} is missing: the log starts at segment {}, but {} needs it from segment {}",
+            first - 1, first,
+            checkpoint.loaded ? fmt::format("checkpoint {}", checkpoint.number)
+                              : std::string("a directory with no checkpoint"),
+            needFrom);
+        tail.bytesCut = 0;
+        for (const DurableLog::Record& r : recovered->records)
+            tail.bytesCut += oplog::kRecordHeaderBytes + r.where.length;
+        tail.recordsAfter = recovered->records.size();
+        tail.end = {first, 0};
+        for (DurableLog::Record& r : recovered->records)
+            recovered->after.push_back(std::move(r));
+        recovered->records.clear();
+        recovered->entries = 0;
+        return;
+    }
     if (tail.damage == oplog::LogDamage::kTornTail) {
         // A torn write can only be past everything that was synced.
         if (recovered->cleanEnd && before(tail.end, *recovered->cleanEnd)) {
@@ -214,7 +271,10 @@ Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
             all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         !s.ok())
         return s;
-    // Then the cut.
+    // Then the cut, once the clean-shutdown note is gone: a crash after the
+    // cut must not find a note that says the log was longer.
+    if (Status s = log.forgetCleanShutdown(); !s.ok())
+        return s;
     if (Status s = log.cut(tail); !s.ok())
         return s;
     return Status::OK();
@@ -228,9 +288,10 @@ StatusWith<std::string> readRepairRecord(const std::string& dir) {
     std::stringstream text;
     text << in.rdbuf();
     nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-    if (j.is_discarded() || !j.is_array())
+    if (j.is_discarded() || !validRepairRecord(j))
         return Status::Corruption(fmt::format(
-            "{} does not hold a repair record (a JSON array); move it away to open the directory",
+            "{} does not hold a repair record (an array of repairs as mvkv writes them); move it "
+            "away to open the directory",
             path));
     return j.dump();
 }

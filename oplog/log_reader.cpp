@@ -69,12 +69,18 @@ std::string_view logDamageName(LogDamage d) {
 namespace {
 
 // A whole record at `at` of `data`: its length is one a writer writes, its
-// payload is in the file and its checksum holds. Sets *next past it.
-bool goodRecordAt(std::string_view data, uint64_t at, uint64_t* next) {
+// payload is in the file, it looks like a payload (start records always
+// do) and its checksum holds. Sets *next past it.
+bool goodRecordAt(std::string_view data, uint64_t at, const PlausibleFn& plausible,
+                  uint64_t* next) {
     if (data.size() < at || data.size() - at < kRecordHeaderBytes)
         return false;
     const uint32_t len = getU32(data.data() + at);
     if (len > kMaxRecordBytes || data.size() - at - kRecordHeaderBytes < len)
+        return false;
+    const std::string_view payload = data.substr(at + kRecordHeaderBytes, len);
+    uint64_t prevNumber, prevBytes;
+    if (plausible && !plausible(payload) && !decodeSegmentStart(payload, &prevNumber, &prevBytes))
         return false;
     if (recordChecksum(data.substr(at + kRecordHeaderBytes, len)) != getU64(data.data() + at + 4))
         return false;
@@ -82,16 +88,37 @@ bool goodRecordAt(std::string_view data, uint64_t at, uint64_t* next) {
     return true;
 }
 
+// After a power loss some file systems keep a file's new size but not the
+// data written into it: the unsynced end reads back as zero blocks. Where
+// the zero bytes that end `data` (the newest segment) begin, and where their
+// first whole 512-byte block begins (both data.size() when there are fewer
+// than 16). A damaged record that starts in the zeros, or reaches into a
+// whole zero block, is a torn write, not damage (a writer never writes an
+// empty record, and a flipped byte is not zero blocks).
+struct ZeroedTail {
+    uint64_t from;
+    uint64_t block;
+};
+ZeroedTail zeroedTail(std::string_view data) {
+    uint64_t z = data.size();
+    while (z > 0 && data[z - 1] == '\0')
+        --z;
+    if (data.size() - z < 16)
+        return {data.size(), data.size()};
+    const uint64_t block = (z + 511) / 512 * 512;
+    return {z, block < data.size() ? block : data.size()};
+}
+
 // Good records of `data` from `from` on, found by trying every byte as a
 // record start until one holds, then record by record. Counts them and hands
 // each to `after` (when given); start records are not oplog records.
 uint64_t findRecordsFrom(std::string_view data, uint64_t number, uint64_t from,
-                         const RecordFn& after) {
+                         const RecordFn& after, const PlausibleFn& plausible) {
     uint64_t found = 0;
     uint64_t at = std::max<uint64_t>(from, kSegmentHeaderBytes);
     while (at + kRecordHeaderBytes <= data.size()) {
         uint64_t next;
-        if (!goodRecordAt(data, at, &next)) {
+        if (!goodRecordAt(data, at, plausible, &next)) {
             ++at;
             continue;
         }
@@ -110,7 +137,8 @@ uint64_t findRecordsFrom(std::string_view data, uint64_t number, uint64_t from,
 
 }  // namespace
 
-Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const RecordFn& after) {
+Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const RecordFn& after,
+               const PlausibleFn& plausible) {
     *tail = LogTail{};
     auto listed = listSegments(dir);
     if (!listed.ok())
@@ -173,6 +201,8 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                 "{} has log format version {}; this build reads versions {} to {}", seg.path,
                 version, kOldestLogFormatVersion, kLogFormatVersion));
         bool needStart = version >= 2;
+        const ZeroedTail zeros =
+            newest ? zeroedTail(data) : ZeroedTail{data.size(), data.size()};
         uint64_t at = kSegmentHeaderBytes;
         // The bounds mirror the writer: a header of kRecordHeaderBytes
         // (appendRecord) and a payload of at most kMaxRecordBytes
@@ -190,6 +220,14 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
             }
             const uint32_t len = getU32(data.data() + at);
             const uint64_t sum = getU64(data.data() + at + 4);
+            if ((zeros.from <= at ||
+                 zeros.block < at + kRecordHeaderBytes + std::min<uint64_t>(len, left - kRecordHeaderBytes)) &&
+                (len > left - kRecordHeaderBytes ||
+                 recordChecksum(std::string_view(data).substr(at + kRecordHeaderBytes, len)) != sum)) {
+                damageAt(index, at, LogDamage::kTornTail,
+                         "zeroed tail (blocks kept without their data after a power loss)");
+                break;
+            }
             if (len > kMaxRecordBytes) {
                 damageAt(index, at, LogDamage::kCorruption,
                          fmt::format("record length {} is over the limit {}: no writer wrote it",
@@ -260,14 +298,15 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
         auto read = readFile(seg.path);
         if (!read.ok())
             return read.status();
-        tail->recordsAfter += findRecordsFrom(read.value(), seg.number, tail->offset + 1, after);
+        tail->recordsAfter += findRecordsFrom(read.value(), seg.number, tail->offset + 1, after,
+                                              plausible);
     }
     for (size_t j = laterFrom; j < segments.size(); ++j) {
         bytes += segments[j].size;
         auto read = readFile(segments[j].path);
         if (!read.ok())
             return read.status();
-        tail->recordsAfter += findRecordsFrom(read.value(), segments[j].number, 0, after);
+        tail->recordsAfter += findRecordsFrom(read.value(), segments[j].number, 0, after, plausible);
     }
     tail->bytesCut = bytes;
     if (tail->damage == LogDamage::kTornTail && tail->recordsAfter > 0) {

@@ -56,15 +56,20 @@ struct LogTail {
 
 using RecordFn =
     std::function<void(uint64_t segment, uint64_t offset, std::string_view payload)>;
+/// A cheap look at a candidate payload (its first bytes) before its checksum
+/// is computed, for the search past damage: false when it cannot be one the
+/// writer wrote. Keeps that search linear: without it, each byte whose u32
+/// fits the rest of the segment hashes up to the rest of the segment.
+using PlausibleFn = std::function<bool(std::string_view payload)>;
 
 /// Calls `fn(segment, offset, payload)` for every good record in log order
 /// up to the first damage, which `tail` then describes; then, when `after`
 /// is given, calls it for every good record found past the damage (each
 /// later byte is tried as a record start, so records are found again after
-/// a damaged one). Files that are not segments are ignored. Changes nothing
-/// on disk.
+/// a damaged one; `plausible`, when given, filters candidates first). Files
+/// that are not segments are ignored. Changes nothing on disk.
 Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail,
-               const RecordFn& after = nullptr);
+               const RecordFn& after = nullptr, const PlausibleFn& plausible = nullptr);
 
 /// Cuts the log where `tail` says (truncates that segment at the bad
 /// record, or removes it when nothing good is left in it, and removes every

@@ -148,3 +148,20 @@ Status decodeEntries(std::string_view payload, std::vector<OplogEntry>* out) {
 }
 
 }  // namespace mvkv::oplog
+
+namespace mvkv::oplog {
+
+bool plausiblePayload(std::string_view payload) {
+    if (payload.size() < kPayloadHeaderBytes + kMinEntryBytes)
+        return false;
+    const uint32_t count = getU32(payload.data());
+    if (count == 0 || count > (payload.size() - kPayloadHeaderBytes) / kMinEntryBytes)
+        return false;
+    // The first entry: ts (8), txn id (8), op (1), then the namespace's length.
+    const size_t opAt = kPayloadHeaderBytes + 8 + 8;
+    if (!validOp(payload[opAt]))
+        return false;
+    return getU32(payload.data() + opAt + 1) <= payload.size() - kPayloadHeaderBytes - kMinEntryBytes;
+}
+
+}  // namespace mvkv::oplog

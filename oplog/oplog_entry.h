@@ -61,4 +61,9 @@ void addEntry(std::string* payload, mvcc::Timestamp ts, mvcc::TxnId txnId, OpTyp
 /// empty on error.
 Status decodeEntries(std::string_view payload, std::vector<OplogEntry>* out);
 
+/// O(1): could `payload` be one encodeEntries wrote? (At least one entry,
+/// a count that fits, a valid first op, a first namespace length that
+/// fits.) False for nearly every run of other bytes; decodeEntries decides.
+bool plausiblePayload(std::string_view payload);
+
 }  // namespace mvkv::oplog
