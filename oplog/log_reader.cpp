@@ -209,20 +209,26 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
         // (LogWriter::append refuses larger).
         while (at < data.size()) {
             const uint64_t left = data.size() - at;
-            if (left < kRecordHeaderBytes) {
+            // Short: torn in the newest segment, damage in any other.
+            auto endsInside = [&](const char* tornReason, const char* what) {
                 if (newest)
-                    damageAt(index, at, LogDamage::kTornTail, "torn record header");
+                    damageAt(index, at, LogDamage::kTornTail, tornReason);
                 else
                     damageAt(index, at, LogDamage::kCorruption,
-                             "the segment ends inside a record header, and it is not the newest "
-                             "one (an older segment was synced whole before the next began)");
+                             fmt::format("the segment ends inside {}, and it is not the newest "
+                                         "one (an older segment was synced whole before the next "
+                                         "began)",
+                                         what));
+            };
+            if (left < kRecordHeaderBytes) {
+                endsInside("torn record header", "a record header");
                 break;
             }
             const uint32_t len = getU32(data.data() + at);
             const uint64_t sum = getU64(data.data() + at + 4);
-            if ((zeros.from <= at ||
-                 zeros.block < at + kRecordHeaderBytes + std::min<uint64_t>(len, left - kRecordHeaderBytes)) &&
-                (len > left - kRecordHeaderBytes ||
+            const uint64_t inFile = std::min<uint64_t>(len, left - kRecordHeaderBytes);
+            if ((zeros.from <= at || zeros.block < at + kRecordHeaderBytes + inFile) &&
+                (len > inFile ||
                  recordChecksum(std::string_view(data).substr(at + kRecordHeaderBytes, len)) != sum)) {
                 damageAt(index, at, LogDamage::kTornTail,
                          "zeroed tail (blocks kept without their data after a power loss)");
@@ -241,12 +247,8 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                              fmt::format("record length {} is damaged: the {} bytes after it are "
                                          "the whole record",
                                          len, rest.size()));
-                else if (newest)
-                    damageAt(index, at, LogDamage::kTornTail, "torn record");
                 else
-                    damageAt(index, at, LogDamage::kCorruption,
-                             "the segment ends inside a record, and it is not the newest one (an "
-                             "older segment was synced whole before the next began)");
+                    endsInside("torn record", "a record");
                 break;
             }
             std::string_view payload = std::string_view(data).substr(at + kRecordHeaderBytes, len);

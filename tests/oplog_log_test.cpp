@@ -134,6 +134,8 @@ TEST_CASE("oplog log: a last record torn at any byte recovers to the record befo
             CHECK_FALSE(s.tail.cut);  // the file ends exactly after record 19
         } else {
             CHECK(s.tail.cut);
+            CHECK(s.tail.damage == LogDamage::kTornTail);
+            CHECK(s.tail.recordsAfter == 0);
             CHECK(s.tail.segment == 7);
             CHECK(s.tail.offset == last.offset);
             CHECK(s.tail.bytesCut == cut - last.offset);
@@ -192,6 +194,10 @@ TEST_CASE("oplog log: a flipped byte stops recovery at its record; later segment
     CHECK(s.tail.segment == bad.segment);
     CHECK(s.tail.offset == bad.offset);
     CHECK(s.tail.reason == "checksum mismatch");
+    // A whole record with a bad checksum, good ones after it: corruption,
+    // and every later record is found again past it.
+    CHECK(s.tail.damage == LogDamage::kCorruption);
+    CHECK(s.tail.recordsAfter == written.size() - victim - 1);
     mustOk(cutLogTail(dir.path, s.tail));
     Scanned after = scan(dir.path);
     CHECK_FALSE(after.tail.cut);
