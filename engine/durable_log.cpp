@@ -80,17 +80,7 @@ Status checkOrWriteMarker(const std::string& dir) {
     }
     if (ec)
         return Status::IOError(fmt::format("list {}: {}", dir, ec.message()));
-    const std::string tmp = marker.string() + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return Status::IOError(fmt::format("create {}: {}", tmp, std::strerror(errno)));
-    std::string text = markerText(DurableLog::kFormatVersion);
-    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-              ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), marker.c_str()) != 0)
-        return Status::IOError(fmt::format("write {}: {}", marker.string(), std::strerror(errno)));
-    return syncDirectory(dir);
+    return writeFileAtomically(dir, kMarkerName, markerText(DurableLog::kFormatVersion));
 }
 
 }  // namespace

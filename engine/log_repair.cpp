@@ -206,10 +206,11 @@ Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
     const oplog::LogTail& tail = recovered.tail;
     // Copies of every segment the cut touches, first.
     const std::string salvageRoot = dir + "/salvage";
-    std::string salvage = salvageRoot + "/" + utcNow("%Y%m%dT%H%M%SZ");
+    const std::string stamp = utcNow("%Y%m%dT%H%M%SZ");
+    std::string salvage = salvageRoot + "/" + stamp;
     std::error_code ec;
-    for (int n = 2; fs::exists(salvage, ec); ++n)
-        salvage = fmt::format("{}/{}-{}", salvageRoot, utcNow("%Y%m%dT%H%M%SZ"), n);
+    for (int n = 2; fs::exists(salvage, ec); ++n)  // two repairs within a second
+        salvage = fmt::format("{}/{}-{}", salvageRoot, stamp, n);
     fs::create_directories(salvage, ec);
     if (ec)
         return Status::IOError(fmt::format("create {}: {}", salvage, ec.message()));
