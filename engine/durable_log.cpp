@@ -145,17 +145,6 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
         return scanned;
     if (!decodeError.ok())
         return decodeError;
-    // Only what lies before the damage counts (a segment found longer than
-    // the next one's start record says was read whole before that was seen).
-    if (out->tail.cut) {
-        const std::pair<uint64_t, uint64_t> damage{out->tail.segment, out->tail.offset};
-        while (!out->records.empty() &&
-               std::pair<uint64_t, uint64_t>{out->records.back().where.segment,
-                                             out->records.back().where.offset} >= damage) {
-            out->entries -= out->records.back().entries.size();
-            out->records.pop_back();
-        }
-    }
     return log;
 }
 

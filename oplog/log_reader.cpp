@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 #include "oplog/log_format.h"
@@ -135,6 +136,26 @@ uint64_t findRecordsFrom(std::string_view data, uint64_t number, uint64_t from,
     return found;
 }
 
+// The size `next` says the segment before it had when `next` began (its
+// start record), or none when it has no start record that reads (format 1,
+// or damage that the scan of `next` itself reports).
+std::optional<uint64_t> sizeDeclaredBy(const Segment& next) {
+    std::ifstream in(next.path, std::ios::binary);
+    std::string head(kSegmentStartBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    if (static_cast<size_t>(in.gcount()) != head.size())
+        return std::nullopt;
+    uint64_t number, end, prevNumber, prevBytes;
+    uint32_t version;
+    if (!decodeSegmentHeader(head, &number, &version) || version < 2 ||
+        !goodRecordAt(head, kSegmentHeaderBytes, nullptr, &end) ||
+        !decodeSegmentStart(std::string_view(head).substr(kSegmentHeaderBytes + kRecordHeaderBytes),
+                            &prevNumber, &prevBytes) ||
+        prevNumber + 1 != number)
+        return std::nullopt;
+    return prevBytes;
+}
+
 }  // namespace
 
 Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const RecordFn& after,
@@ -201,14 +222,22 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                 "{} has log format version {}; this build reads versions {} to {}", seg.path,
                 version, kOldestLogFormatVersion, kLogFormatVersion));
         bool needStart = version >= 2;
+        // Where this segment ended when the next one began (the next one's
+        // start record): records past that are not read, and one that ends
+        // sooner lost its end, even when it was cut at a record boundary.
+        std::optional<uint64_t> declared;
+        if (!newest && segments[index + 1].number == seg.number + 1)
+            declared = sizeDeclaredBy(segments[index + 1]);
+        const std::string_view view = std::string_view(data).substr(
+            0, declared ? std::min<uint64_t>(*declared, data.size()) : data.size());
         const ZeroedTail zeros =
-            newest ? zeroedTail(data) : ZeroedTail{data.size(), data.size()};
+            newest ? zeroedTail(view) : ZeroedTail{view.size(), view.size()};
         uint64_t at = kSegmentHeaderBytes;
         // The bounds mirror the writer: a header of kRecordHeaderBytes
         // (appendRecord) and a payload of at most kMaxRecordBytes
         // (LogWriter::append refuses larger).
-        while (at < data.size()) {
-            const uint64_t left = data.size() - at;
+        while (at < view.size()) {
+            const uint64_t left = view.size() - at;
             // Short: torn in the newest segment, damage in any other.
             auto endsInside = [&](const char* tornReason, const char* what) {
                 if (newest)
@@ -224,12 +253,12 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                 endsInside("torn record header", "a record header");
                 break;
             }
-            const uint32_t len = getU32(data.data() + at);
-            const uint64_t sum = getU64(data.data() + at + 4);
+            const uint32_t len = getU32(view.data() + at);
+            const uint64_t sum = getU64(view.data() + at + 4);
             const uint64_t inFile = std::min<uint64_t>(len, left - kRecordHeaderBytes);
             if ((zeros.from <= at || zeros.block < at + kRecordHeaderBytes + inFile) &&
                 (len > inFile ||
-                 recordChecksum(std::string_view(data).substr(at + kRecordHeaderBytes, len)) != sum)) {
+                 recordChecksum(view.substr(at + kRecordHeaderBytes, len)) != sum)) {
                 damageAt(index, at, LogDamage::kTornTail,
                          "zeroed tail (blocks kept without their data after a power loss)");
                 break;
@@ -241,7 +270,7 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                 break;
             }
             if (left - kRecordHeaderBytes < len) {
-                const std::string_view rest = std::string_view(data).substr(at + kRecordHeaderBytes);
+                const std::string_view rest = view.substr(at + kRecordHeaderBytes);
                 if (recordChecksum(rest) == sum)
                     damageAt(index, at, LogDamage::kCorruption,
                              fmt::format("record length {} is damaged: the {} bytes after it are "
@@ -251,7 +280,7 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                     endsInside("torn record", "a record");
                 break;
             }
-            std::string_view payload = std::string_view(data).substr(at + kRecordHeaderBytes, len);
+            std::string_view payload = view.substr(at + kRecordHeaderBytes, len);
             if (recordChecksum(payload) != sum) {
                 // The whole record is there, so no torn write made it.
                 damageAt(index, at, LogDamage::kCorruption, "checksum mismatch");
@@ -266,20 +295,6 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
                              "the segment's first record is not its start record");
                     break;
                 }
-                // The previous segment must be as long as it was when this
-                // one began: shorter, and its end is gone (even when it was
-                // cut at a record boundary); longer, and bytes were added.
-                if (index > 0 && segments[index - 1].number == prevNumber &&
-                    segments[index - 1].size != prevBytes) {
-                    const Segment& prev = segments[index - 1];
-                    damageAt(index - 1, std::min(prev.size, prevBytes), LogDamage::kCorruption,
-                             fmt::format("segment {} is {} bytes, but it was {} bytes when segment "
-                                         "{} began after it: {}",
-                                         prev.number, prev.size, prevBytes, seg.number,
-                                         prev.size < prevBytes ? "its end is missing"
-                                                               : "bytes were added to it"));
-                    break;
-                }
                 at += kRecordHeaderBytes + len;
                 continue;
             }
@@ -287,6 +302,13 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
             ++tail->records;
             at += kRecordHeaderBytes + len;
         }
+        if (!damaged && declared && data.size() != *declared)
+            damageAt(index, view.size(), LogDamage::kCorruption,
+                     fmt::format("segment {} is {} bytes, but it was {} bytes when segment {} "
+                                 "began after it: {}",
+                                 seg.number, data.size(), *declared, seg.number + 1,
+                                 data.size() < *declared ? "its end is missing"
+                                                         : "bytes were added to it"));
     }
     if (!damaged)
         return Status::OK();
@@ -300,7 +322,9 @@ Status scanLog(const std::string& dir, const RecordFn& fn, LogTail* tail, const 
         auto read = readFile(seg.path);
         if (!read.ok())
             return read.status();
-        tail->recordsAfter += findRecordsFrom(read.value(), seg.number, tail->offset + 1, after,
+        // From the damage itself: a bad record there fails the check; bytes
+        // added past where the next segment says this one ended do not.
+        tail->recordsAfter += findRecordsFrom(read.value(), seg.number, tail->offset, after,
                                               plausible);
     }
     for (size_t j = laterFrom; j < segments.size(); ++j) {

@@ -355,3 +355,52 @@ TEST_CASE("oplog entries: every malformed payload is Corruption, never a crash")
             CHECK(out.empty());
     }
 }
+
+TEST_CASE("oplog log: an older segment cut at a record boundary, or grown, is corruption; nothing past it is read") {
+    TempDir dir("mvkv-oplog-test");
+    std::mt19937 rng(9);
+    std::vector<std::string> written;
+    std::vector<LogPosition> where;
+    {
+        auto w = openWriter(dir.path, 1, 2048);
+        for (int i = 0; i < 40; ++i) {
+            written.push_back(payloadFor(i, rng));
+            LogPosition pos;
+            mustOk(w->append(written.back(), SyncMode::kWrite, &pos));
+            where.push_back(pos);
+        }
+        mustOk(w->close());
+    }
+    REQUIRE(where.back().segment >= 3);
+    const std::string first = segmentPath(dir.path, 1);
+    std::string original;
+    {
+        std::ifstream in(first, std::ios::binary);
+        original.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    size_t inFirst = 0;
+    while (where[inFirst].segment == 1)
+        ++inFirst;
+    SUBCASE("cut at its last record's start") {
+        std::filesystem::resize_file(first, where[inFirst - 1].offset);
+        Scanned s = scan(dir.path);
+        CHECK(s.tail.damage == LogDamage::kCorruption);
+        CHECK(s.tail.segment == 1);
+        CHECK(s.tail.offset == where[inFirst - 1].offset);
+        CHECK(s.tail.reason.find("its end is missing") != std::string::npos);
+        CHECK(s.payloads.size() == inFirst - 1);
+        CHECK(s.tail.recordsAfter == written.size() - inFirst);
+    }
+    SUBCASE("a whole record appended to it") {
+        std::string grown = original;
+        appendRecord(grown, "appended later");
+        std::ofstream(first, std::ios::binary | std::ios::trunc) << grown;
+        Scanned s = scan(dir.path);
+        CHECK(s.tail.damage == LogDamage::kCorruption);
+        CHECK(s.tail.segment == 1);
+        CHECK(s.tail.offset == original.size());
+        CHECK(s.tail.reason.find("bytes were added") != std::string::npos);
+        CHECK(s.payloads.size() == inFirst);  // the appended record is not read as good
+        CHECK(s.tail.recordsAfter == written.size() - inFirst + 1);
+    }
+}
