@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/engine.h"
+#include "engine/op_scope.h"
 #include "engine/session.h"
 #include "engine/visible_value.h"
 
@@ -42,11 +43,19 @@ Status Cursor::check() const {
     return Status::OK();
 }
 
-void Cursor::settle(bool forward) {
+Status Cursor::settle(bool forward) {
     valid_ = false;
     auto guard = session_.engine_.epochs_.pin();
     const mvcc::Transaction& t = txn();
+    CurOp& op = session_.curOp_;
+    uint64_t examined = 0;
     while (treeCursor_.valid()) {
+        op.add(op.keysExamined);
+        // killOp reaches a step that skips many invisible keys.
+        if (++examined % 128 == 0) {
+            if (Status s = session_.checkInterrupted(); !s.ok())
+                return s;
+        }
         const auto* head = static_cast<const mvcc::Update*>(treeCursor_.value());
         std::string_view v;
         auto reader = [this]() -> historystore::HistoryStore::Reader& {
@@ -59,65 +68,68 @@ void Cursor::settle(bool forward) {
             value_.resize(v.size());
             std::memcpy(value_.data(), v.data(), v.size());
             valid_ = true;
-            return;
+            op.add(op.docsExamined);
+            op.add(op.nreturned);
+            return Status::OK();
         }
         if (forward)
             treeCursor_.next();
         else
             treeCursor_.prev();
     }
+    return Status::OK();
 }
 
 Status Cursor::seek(std::string_view key) {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), key});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     treeCursor_.seek(key);
-    settle(true);
-    return Status::OK();
+    return scope.finish(settle(true));
 }
 
 Status Cursor::seekForPrev(std::string_view key) {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), key});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     treeCursor_.seekForPrev(key);
-    settle(false);
-    return Status::OK();
+    return scope.finish(settle(false));
 }
 
 Status Cursor::first() {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     treeCursor_.seekFirst();
-    settle(true);
-    return Status::OK();
+    return scope.finish(settle(true));
 }
 
 Status Cursor::last() {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     treeCursor_.seekLast();
-    settle(false);
-    return Status::OK();
+    return scope.finish(settle(false));
 }
 
 Status Cursor::next() {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     if (!valid_)
-        return Status::OK();
+        return scope.finish(Status::OK());
     treeCursor_.next();
-    settle(true);
-    return Status::OK();
+    return scope.finish(settle(true));
 }
 
 Status Cursor::prev() {
+    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
     if (Status s = check(); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     if (!valid_)
-        return Status::OK();
+        return scope.finish(Status::OK());
     treeCursor_.prev();
-    settle(false);
-    return Status::OK();
+    return scope.finish(settle(false));
 }
 
 }  // namespace mvkv::engine

@@ -52,7 +52,8 @@ class Cursor {
     Status check() const;
     const mvcc::Transaction& txn() const;
     /// Moves the tree cursor in `forward` direction until a visible live key.
-    void settle(bool forward);
+    /// Interrupted (killOp) when it is interrupted while skipping keys.
+    Status settle(bool forward);
 
     Session& session_;
     std::shared_ptr<Collection> coll_;

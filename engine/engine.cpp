@@ -50,8 +50,12 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         return Status::InvalidArgument(
             "checkpointsKept must be at least 1: recovery needs a checkpoint once the oplog is "
             "capped");
+    if (options.yieldPeriod.count() < 0)
+        return Status::InvalidArgument("yieldPeriod must not be negative");
     std::unique_ptr<Engine> engine(new Engine(std::move(options)));
     const EngineOptions& o = engine->options_;
+    if (Status s = engine->openSlowOpLog(false); !s.ok())
+        return s;
     if (o.path.empty() || o.inMemory)
         return engine;
     auto start = std::chrono::steady_clock::now();
@@ -60,6 +64,9 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     if (!log.ok())
         return log.status();
     engine->log_ = std::move(log).value();
+    // The directory is ours now (its lock is held): the log file may go there.
+    if (Status s = engine->openSlowOpLog(true); !s.ok())
+        return s;
     engine->checkpointer_ = std::make_unique<Checkpointer>(*engine);
     LoadedCheckpoint checkpoint;
     if (Status s = engine->checkpointer_->load(&checkpoint); !s.ok())
@@ -141,14 +148,36 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
 
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
+      clock_(options_.clock),
       lockManager_(options_.locks),
       catalog_(epochs_),
       history_(epochs_),
-      sweeper_(catalog_, txns_, history_, epochs_) {
+      sweeper_(catalog_, txns_, history_, epochs_),
+      profiler_(std::make_unique<Profiler>(*this)) {
     sweeper_.start(options_.historySweepInterval);
 }
 
+Status Engine::openSlowOpLog(bool withFile) {
+    SlowOpLogOptions o;
+    o.slowMs = options_.slowOpThreshold.count();
+    o.sampleRate = options_.slowOpSampleRate;
+    o.ringLines = options_.slowOpRingLines;
+    o.sink = options_.logSink;
+    o.fileBytes = options_.logFileBytes;
+    o.filesKept = options_.logFilesKept;
+    if (withFile)
+        o.filePath = options_.path + "/mvkv.log";
+    auto log = SlowOpLog::open(std::move(o));
+    if (!log.ok())
+        return log.status();
+    slowLog_ = std::move(log).value();
+    slowMicros_.store(slowLog_->slowMs() * 1000, std::memory_order_relaxed);
+    updateClockPrecision();
+    return Status::OK();
+}
+
 Engine::~Engine() {
+    profiler_->shutdown();  // its session ends before the check below
     if (checkpointer_)
         checkpointer_->stop();  // its sessions end before the check below
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");

@@ -24,6 +24,10 @@
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
 #include "engine/history_sweeper.h"
+#include "engine/op_clock.h"
+#include "engine/op_registry.h"
+#include "engine/profiler.h"
+#include "engine/slow_op_log.h"
 #include "historystore/history_store.h"
 #include "oplog/oplog_cursor.h"
 #include "oplog/oplog_entry.h"
@@ -121,6 +125,27 @@ class Engine {
     /// stats() plus the lock manager's serverStatus sections, as JSON.
     std::string statsJson() const;
 
+    // --- operations (docs/operations.md) ---
+
+    /// MongoDB's currentOp: {"inprog":[...]} with every running operation
+    /// and, with `all`, every open explicit transaction even when idle.
+    std::string currentOp(bool all = false);
+    /// MongoDB's killOp: the operation stops with Interrupted at its next
+    /// interrupt point (a lock or ticket wait, a write-conflict retry, a
+    /// yield, every 128 keys of a scan); inside an explicit transaction the
+    /// transaction is aborted. NotFound when no running operation has that
+    /// opid (it finished, or never was).
+    Status killOp(uint64_t opid);
+    /// serverStatus as JSON: every section, or one ("locks", "globalLock",
+    /// "opcounters", ...). InvalidArgument names the sections for an unknown one.
+    StatusWith<std::string> serverStatus(std::string_view section = {});
+    /// The slow-op threshold and sample rate (MongoDB's slowms and
+    /// sampleRate, shared with the profiler). InvalidArgument when out of range.
+    Status setSlowOp(int64_t slowMs, double sampleRate);
+    SlowOpLog& slowOpLog() { return *slowLog_; }
+    Profiler& profiler() { return *profiler_; }
+    const OpClock& opClock() const { return clock_; }
+
     const EngineOptions& options() const { return options_; }
     /// What opening the data directory found. Not to be read while
     /// clearRepairRecord runs on another thread.
@@ -142,8 +167,19 @@ class Engine {
     friend class Checkpointer;
     friend class Cursor;
     friend class OperationContext;
+    friend class Profiler;
+    /// The slow-op threshold in microseconds, for the operations' end check.
+    int64_t slowMicros() const { return slowMicros_.load(std::memory_order_relaxed); }
+    /// Precise timing when a profiler is on or the threshold is small.
+    void updateClockPrecision();
+    /// The slow-op log, with `<path>/mvkv.log` when `withFile`.
+    Status openSlowOpLog(bool withFile);
 
     EngineOptions options_;
+    OpClock clock_;
+    OpRegistry ops_;
+    std::unique_ptr<SlowOpLog> slowLog_;
+    std::atomic<int64_t> slowMicros_{0};
     mutable EpochManager epochs_;  // outlives every tree below; pinned by const readers
     lockmgr::LockManager lockManager_;
     mvcc::TransactionManager txns_;
@@ -158,6 +194,7 @@ class Engine {
     std::unique_ptr<Checkpointer> checkpointer_;  // null in memory
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
+    std::unique_ptr<Profiler> profiler_;  // after everything its session uses
 };
 
 }  // namespace mvkv::engine

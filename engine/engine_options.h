@@ -2,6 +2,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <string_view>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -61,6 +63,30 @@ struct EngineOptions {
     unsigned chainSweepBound = 8;
 
     lockmgr::LockManagerOptions locks;
+
+    // ---- Operations (docs/operations.md) ----
+
+    /// The slow-op log: an operation that runs longer than this is written
+    /// as one structured line (settable at run time: Engine::setSlowOp).
+    std::chrono::milliseconds slowOpThreshold{100};
+    /// The fraction of slow operations logged (0..1).
+    double slowOpSampleRate = 1.0;
+    /// Lines kept in memory for getLog (the shell's `show log`).
+    size_t slowOpRingLines = 1024;
+    /// Every slow-op line also goes here (a harness's sink), on the thread
+    /// of the operation; it must not call back into the engine.
+    std::function<void(std::string_view line)> logSink;
+    /// `<path>/mvkv.log` rotation: bytes per file and rotated files kept.
+    size_t logFileBytes = 64ull << 20;
+    size_t logFilesKept = 4;
+    /// Yielding (seed 000): a scan, count or multi-key write outside a
+    /// transaction releases its locks and snapshot every this many keys or
+    /// this long, whichever comes first (0: that trigger is off).
+    uint64_t yieldIterations = 1000;
+    std::chrono::milliseconds yieldPeriod{10};
+    /// The operation clock in microseconds (monotonic). Empty: the system's.
+    /// Tests inject one so that "slow" never needs real time to pass.
+    std::function<int64_t()> clock;
 };
 
 }  // namespace mvkv::engine

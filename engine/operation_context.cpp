@@ -12,6 +12,7 @@ OperationContext::OperationContext(Session& session)
     : session_(session), lockDeadline_(session.lockDeadline()) {}
 
 Status OperationContext::lockCollection(std::string_view ns, lockmgr::LockMode mode) {
+    mode_ = mode;
     // The session's cache gives the collection and its pre-hashed lock names
     // without parsing the namespace or touching the catalog. It is only a
     // hint until the locks are held: then a collection that is not dropped

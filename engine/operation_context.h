@@ -43,11 +43,20 @@ class OperationContext {
     std::optional<lockmgr::AutoGetCollection> takeLocks() { return std::move(locks_); }
 
     const Deadline& lockDeadline() const { return lockDeadline_; }
+    /// The mode lockCollection() was asked for.
+    lockmgr::LockMode mode() const { return mode_; }
+    /// Outside a transaction: lets the operation's locks (and ticket) go, so
+    /// that lockCollection() can take them again after a yield.
+    void releaseLocks() {
+        locks_.reset();
+        shared_ = nullptr;
+    }
 
   private:
     Session& session_;
     Deadline lockDeadline_;
     std::optional<lockmgr::AutoGetCollection> locks_;
+    lockmgr::LockMode mode_ = lockmgr::LockMode::kNone;
     // Points into the session's collection cache, which keeps the collection
     // alive: an operation costs no reference-count traffic on a shared line.
     const std::shared_ptr<Collection>* shared_ = nullptr;

@@ -13,6 +13,7 @@
 #include "engine/key_slot.h"
 #include "engine/visible_value.h"
 #include "engine/operation_context.h"
+#include "engine/op_scope.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
 
@@ -34,6 +35,8 @@ Session::Session(Engine& engine, uint64_t id)
       retryTimeout_(engine.options_.writeConflictRetryTimeout) {
     txn_.setOwner(id_);
     engine_.sessions_.fetch_add(1, std::memory_order_relaxed);
+    name_ = fmt::format("conn{}", id_);
+    engine_.ops_.add(this);
 }
 
 Session::~Session() {
@@ -41,6 +44,7 @@ Session::~Session() {
     if (txn_.active())
         abortTxn();
     endExplicit();
+    engine_.ops_.remove(this, tally_);
     engine_.sessions_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -150,43 +154,49 @@ Status Session::checkCatalogChange(std::string_view db, std::string_view what) c
 }
 
 Status Session::createCollection(std::string_view ns) {
-    startOperation();
-    auto parsed = Namespace::parse(ns);
-    if (!parsed.ok())
-        return parsed.status();
-    if (Status s = checkCatalogChange(parsed.value().db(), "create a collection"); !s.ok())
-        return s;
-    lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
-    if (!locks.status().ok())
-        return locks.status();
-    return changeCatalog(ns, "create",
-                         [&] { return engine_.catalog_.create(parsed.value()).status(); });
+    OpScope op(*this, {CurOpType::kCommand, "create", ns});
+    return op.finish([&]() -> Status {
+        auto parsed = Namespace::parse(ns);
+        if (!parsed.ok())
+            return parsed.status();
+        if (Status s = checkCatalogChange(parsed.value().db(), "create a collection"); !s.ok())
+            return s;
+        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        if (!locks.status().ok())
+            return locks.status();
+        return changeCatalog(ns, "create",
+                             [&] { return engine_.catalog_.create(parsed.value()).status(); });
+    }());
 }
 
 Status Session::dropCollection(std::string_view ns) {
-    startOperation();
-    auto parsed = Namespace::parse(ns);
-    if (!parsed.ok())
-        return parsed.status();
-    if (Status s = checkCatalogChange(parsed.value().db(), "drop a collection"); !s.ok())
-        return s;
-    lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
-    if (!locks.status().ok())
-        return locks.status();
-    return changeCatalog(ns, "drop", [&] { return engine_.catalog_.drop(parsed.value()); });
+    OpScope op(*this, {CurOpType::kCommand, "drop", ns});
+    return op.finish([&]() -> Status {
+        auto parsed = Namespace::parse(ns);
+        if (!parsed.ok())
+            return parsed.status();
+        if (Status s = checkCatalogChange(parsed.value().db(), "drop a collection"); !s.ok())
+            return s;
+        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        if (!locks.status().ok())
+            return locks.status();
+        return changeCatalog(ns, "drop", [&] { return engine_.catalog_.drop(parsed.value()); });
+    }());
 }
 
 Status Session::dropDatabase(std::string_view db) {
-    startOperation();
-    if (Status s = Namespace::checkDbName(db); !s.ok())
-        return s;
-    if (Status s = checkCatalogChange(db, "drop a database"); !s.ok())
-        return s;
-    lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
-    if (!lock.status().ok())
-        return lock.status();
-    return changeCatalog(db, "dropDatabase",
-                         [&] { return engine_.catalog_.dropDatabase(db).status(); });
+    OpScope op(*this, {CurOpType::kCommand, "dropDatabase", db});
+    return op.finish([&]() -> Status {
+        if (Status s = Namespace::checkDbName(db); !s.ok())
+            return s;
+        if (Status s = checkCatalogChange(db, "drop a database"); !s.ok())
+            return s;
+        lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
+        if (!lock.status().ok())
+            return lock.status();
+        return changeCatalog(db, "dropDatabase",
+                             [&] { return engine_.catalog_.dropDatabase(db).status(); });
+    }());
 }
 
 // --- transactions ---
@@ -198,8 +208,14 @@ Status Session::begin(const TxnOptions& options) {
     mvcc::BeginOptions mvccOptions{options.readTs, options.roundUpReadTs};
     mvccOptions.pin = options.pin;
     Status s = engine_.txns_.begin(txn_, mvccOptions);
-    if (s.ok())
+    if (s.ok()) {
         explicit_ = true;
+        tally_.add(OpTally::kTxnStarted);
+        txnDesc_.readTs.store(txn_.readTs(), std::memory_order_relaxed);
+        txnDesc_.txnId.store(0, std::memory_order_relaxed);
+        txnDesc_.startMicros.store(engine_.clock_.now(), std::memory_order_relaxed);
+        txnDesc_.open.store(true, std::memory_order_release);
+    }
     return s;
 }
 
@@ -212,17 +228,21 @@ Status Session::timestampTransaction(mvcc::Timestamp commitTs) {
 Status Session::commit(std::optional<mvcc::Timestamp> commitTs) {
     if (!explicit_)
         return Status::IllegalOperation("no transaction is running: nothing to commit");
+    OpScope op(*this, {CurOpType::kCommand, "commitTransaction"});
     Status s = commitTxn(commitTs);
+    tally_.add(s.ok() ? OpTally::kTxnCommitted : OpTally::kTxnAborted);
     endExplicit();
-    return s;
+    return op.finish(std::move(s));
 }
 
 Status Session::abort() {
     if (!explicit_)
         return Status::IllegalOperation("no transaction is running: nothing to abort");
+    OpScope op(*this, {CurOpType::kCommand, "abortTransaction"});
     abortTxn();
+    tally_.add(OpTally::kTxnAborted);
     endExplicit();
-    return Status::OK();
+    return op.finish(Status::OK());
 }
 
 Status Session::withTransaction(const std::function<Status(Session&)>& body,
@@ -230,7 +250,7 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
     if (explicit_)
         return Status::IllegalOperation(
             "a transaction is already running in this session; withTransaction starts its own");
-    startOperation();
+    OpScope op(*this, {CurOpType::kCommand, "withTransaction"});
     inWithTransaction_ = true;
     Deadline deadline = Deadline::in(retryTimeout_);
     mvcc::RetryCounts counts;
@@ -258,10 +278,13 @@ Status Session::withTransaction(const std::function<Status(Session&)>& body,
     if (counts.attempts > 1)
         engine_.txns_.noteRetries(counts.attempts - 1);
     lastOpWriteConflicts_ = counts.writeConflicts;
-    return s;
+    curOp_.add(curOp_.writeConflicts, counts.writeConflicts);
+    return op.finish(std::move(s));
 }
 
 void Session::endExplicit() {
+    if (explicit_)
+        txnDesc_.open.store(false, std::memory_order_release);
     explicit_ = false;
     ++txnGeneration_;
     while (!txnLocks_.empty())
@@ -292,23 +315,31 @@ Status Session::read(Collection& coll, std::string_view key, std::string* out) {
 }
 
 Status Session::get(std::string_view ns, std::string_view key, std::string* value) {
-    startOperation();
+    OpScope scope(*this, {CurOpType::kQuery, "find", ns, key});
     if (Status s = checkKey(key); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     // One pin for the whole read; for an implicit one it also covers the
     // snapshot, so the reader may stay off the active list
     // (BeginOptions::unregistered).
     auto pin = engine_.epochs_.pin();
-    if (explicit_)
-        return read(op.collection(), key, value);
-    if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
-        return b;
-    Status result = read(op.collection(), key, value);
-    engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
-    return result;
+    Status result;
+    if (explicit_) {
+        result = read(op.collection(), key, value);
+    } else {
+        if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
+            return scope.finish(std::move(b));
+        result = read(op.collection(), key, value);
+        engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
+    }
+    curOp_.add(curOp_.keysExamined);
+    if (result.ok()) {
+        curOp_.add(curOp_.docsExamined);
+        curOp_.add(curOp_.nreturned);
+    }
+    return scope.finish(std::move(result));
 }
 
 StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) {
@@ -320,12 +351,12 @@ StatusWith<std::string> Session::get(std::string_view ns, std::string_view key) 
 
 StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
                                                        std::string_view key) {
-    startOperation();
+    OpScope scope(*this, {CurOpType::kQuery, "history", ns, key});
     if (Status s = checkKey(key); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     Collection& coll = op.collection();
     std::vector<KeyVersion> out;
     auto pin = engine_.epochs_.pin();
@@ -449,19 +480,54 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     return s;
 }
 
+namespace {
+CurOp::Description describeWrite(char op, std::string_view ns, std::string_view key,
+                                 std::string_view value) {
+    CurOp::Description d;
+    d.ns = ns;
+    d.key = key;
+    switch (op) {
+        case 'p':
+            d.op = CurOpType::kUpdate;
+            d.command = "put";  // an upsert
+            break;
+        case 'i':
+            d.op = CurOpType::kInsert;
+            d.command = "insert";
+            break;
+        case 'u':
+            d.op = CurOpType::kUpdate;
+            d.command = "update";
+            break;
+        default:
+            d.op = CurOpType::kRemove;
+            d.command = "delete";
+            return d;
+    }
+    d.value = value;
+    d.hasValue = true;
+    return d;
+}
+}  // namespace
+
 Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
                       std::string_view value) {
-    startOperation();
+    static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
+    OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
     if (Status s = checkKey(key); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     if (op != WriteOp::kRemove) {
         if (Status s = checkValue(value); !s.ok())
-            return s;
+            return scope.finish(std::move(s));
     }
     OperationContext opCtx(*this);
     if (Status s = opCtx.lockCollection(ns, LockMode::kIX); !s.ok())
-        return s;
-    Collection& coll = opCtx.collection();
+        return scope.finish(std::move(s));
+    return scope.finish(writeLocked(op, opCtx.collection(), key, value));
+}
+
+Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
+                            std::string_view value) {
     auto& txns = engine_.txns_;
     if (explicit_) {
         auto pin = engine_.epochs_.pin();
@@ -469,12 +535,16 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
         pin.release();
         if (s.code() == StatusCode::kWriteConflict) {
             txns.noteWriteConflict();
+            curOp_.add(curOp_.writeConflicts);
             lastOpWriteConflicts_ = 1;
             abortTxn();
+            tally_.add(OpTally::kTxnAborted);
             endExplicit();
             return Status::WriteConflict(
                 s.message() + "; the transaction was aborted: retry it (withTransaction does)");
         }
+        if (s.ok())
+            curOp_.add(op == WriteOp::kRemove ? curOp_.keysDeleted : curOp_.keysInserted);
         return s;
     }
     mvcc::RetryCounts counts;
@@ -496,18 +566,23 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
             }
             return commitTxn(std::nullopt);
         },
-        [&] { txns.noteWriteConflict(); });
+        [&] {
+            txns.noteWriteConflict();
+            curOp_.add(curOp_.writeConflicts);
+        });
     if (counts.attempts > 1)
         txns.noteRetries(counts.attempts - 1);
     lastOpWriteConflicts_ = counts.writeConflicts;
+    if (s.ok())
+        curOp_.add(op == WriteOp::kRemove ? curOp_.keysDeleted : curOp_.keysInserted);
     return s;
 }
 
 StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
-    startOperation();
+    OpScope scope(*this, {CurOpType::kQuery, "openCursor", ns});
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
-        return s;
+        return scope.finish(std::move(s));
     std::unique_ptr<Cursor> cursor(
         new Cursor(*this, op.sharedCollection(), op.takeLocks(), !explicit_));
     return cursor;

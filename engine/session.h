@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "engine/collection.h"
+#include "engine/curop.h"
+#include "engine/op_registry.h"
 #include "historystore/history_store.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/raii_locks.h"
@@ -59,6 +61,19 @@ struct KeyVersion {
     mvcc::Timestamp stopTs = mvcc::kNoTimestamp;   // when a newer version replaced it (0: newest)
     State state = State::kCommitted;
     Where where = Where::kChain;
+};
+
+/// A range read or write (Session::scan, count, removeRange). Both ends are
+/// inclusive, as the shell's scan; an absent end is open.
+struct KeyRange {
+    std::optional<std::string_view> from;
+    std::optional<std::string_view> to;
+};
+
+struct ScanOptions {
+    KeyRange range;
+    uint64_t limit = 0;  // 0: no limit
+    bool reverse = false;
 };
 
 /// What a session is doing, for shells and tests.
@@ -120,6 +135,28 @@ class Session {
     /// (the shell's history command). NamespaceNotFound; an empty list when
     /// the key has no version at all.
     StatusWith<std::vector<KeyVersion>> keyHistory(std::string_view ns, std::string_view key);
+    /// Every live key in `range` in order (or reverse), to `visit` (which
+    /// returns false to stop). Outside a transaction the scan yields
+    /// (docs/operations.md): every EngineOptions::yieldIterations keys or
+    /// yieldPeriod it releases its locks and its snapshot and takes new
+    /// ones, so a long scan is not one point in time; a key is never
+    /// visited twice. Inside a transaction it reads the transaction's
+    /// snapshot and never yields. Errors: NamespaceNotFound, lock errors,
+    /// Interrupted (killOp: checked every 128 keys and at each yield),
+    /// QueryPlanKilled (the collection was dropped while it yielded; what
+    /// was visited stands). The views passed to `visit` are valid during
+    /// the call only; `visit` must not use this session.
+    Status scan(std::string_view ns, const ScanOptions& options,
+                const std::function<bool(std::string_view key, std::string_view value)>& visit);
+    /// How many live keys `range` holds, yielding as scan does.
+    StatusWith<uint64_t> count(std::string_view ns, const KeyRange& range = {});
+    /// Removes every live key in `range` (both ends inclusive) and returns
+    /// how many. Outside a transaction each key is its own write and the
+    /// operation yields as scan does: not atomic, as MongoDB's multi-delete
+    /// (an error part-way leaves the keys removed so far removed). Inside a
+    /// transaction it is atomic and does not yield (a write conflict aborts
+    /// the transaction).
+    StatusWith<uint64_t> removeRange(std::string_view ns, const KeyRange& range);
     /// A cursor over `ns`. In a transaction it reads the transaction's
     /// snapshot and writes; otherwise it has a snapshot of its own (held, with
     /// IS locks, until the cursor is destroyed).
@@ -141,11 +178,21 @@ class Session {
     /// Write conflicts met by the last operation (its retries, for implicit writes).
     uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
     SessionInfo info() const;
+    /// The name currentOp and the logs show (MongoDB's appName / the log's
+    /// ctx); "conn<id>" until set.
+    void setName(std::string name);
+    std::string name() const;
+    uint64_t id() const { return id_; }
+    /// Hands out an opid now for the next operation this session runs (the
+    /// shell's `bg` prints it before the command starts).
+    uint64_t reserveOpid();
     lockmgr::Locker& locker() { return locker_; }
     Engine& engine() { return engine_; }
 
   private:
     friend class Engine;
+    friend class OpScope;
+    friend class Profiler;
     friend class Cursor;
     friend class OperationContext;
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
@@ -171,6 +218,29 @@ class Session {
     };
 
     Session(Engine& engine, uint64_t id);
+    // ---- operations (engine/op_scope.h) ----
+    void beginOp(const CurOp::Description& d);
+    /// After an operation's body: an Interrupted inside an explicit
+    /// transaction aborts it.
+    Status afterOp(Status s);
+    void endOp(StatusCode code);
+    /// The slow path of endOp: the slow-op log and the profiler.
+    [[gnu::noinline]] void reportOp(int64_t micros, StatusCode code);
+    /// Keeps the transaction's description for currentOp up to date.
+    void describeTxn();
+    /// Releases the operation's locks and snapshot, lets waiters in, checks
+    /// for killOp and takes them again (scan, count, removeRange).
+    Status yieldLocks(class OperationContext& op, std::string_view ns);
+    /// Hands every live key of `range` (in order, or reverse) to `onKey`
+    /// with the locks held and no epoch pin, in batches, yielding between
+    /// batches outside a transaction (docs/operations.md). `onKey` sets
+    /// *stop to end the walk; an error it returns ends it too.
+    using RangeVisitor = std::function<Status(Collection& coll, std::string_view key,
+                                              std::string_view value, bool* stop)>;
+    Status walkRange(std::string_view ns, lockmgr::LockMode mode, const KeyRange& range,
+                     bool reverse, const RangeVisitor& onKey);
+    /// The write of one key under locks the caller holds (removeRange).
+    Status writeLocked(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
     Deadline lockDeadline() const;
     /// Called first by every operation: clears an old interrupt.
     void startOperation();
@@ -241,6 +311,20 @@ class Session {
     std::atomic<bool> interrupted_{false};
     bool inWithTransaction_ = false;
     int openCursors_ = 0;
+
+    CurOp curOp_;
+    OpTally tally_;
+    bool monitored_ = true;  // false: the profiler's own (never profiled or slow-logged)
+    std::atomic<uint64_t> reservedOpid_{0};
+    std::string name_;  // GUARDED_BY(engine_.ops_.mutex())
+    /// The open explicit transaction, for currentOp from other threads.
+    struct TxnDescription {
+        std::atomic<bool> open{false};
+        std::atomic<uint64_t> txnId{0};
+        std::atomic<uint64_t> readTs{0};
+        std::atomic<int64_t> startMicros{0};
+    };
+    TxnDescription txnDesc_;
 };
 
 }  // namespace mvkv::engine

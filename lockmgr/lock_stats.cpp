@@ -40,10 +40,11 @@ void LockStats::subtract(const LockStats& other) {
         counters_[i] -= other.counters_[i];
 }
 
-LockStats LockerLockStats::snapshot() const {
+namespace {
+LockStats snapshotOf(const std::array<std::atomic<uint64_t>, LockStats::kSize>& counters) {
     LockStats out;
     for (size_t i = 0; i < LockStats::kSize; ++i) {
-        uint64_t v = counters_[i].load(std::memory_order_relaxed);
+        uint64_t v = counters[i].load(std::memory_order_relaxed);
         if (v) {
             // Recover (type, mode, kind) from the flat index.
             size_t k = i % kLockStatKinds;
@@ -53,6 +54,18 @@ LockStats LockerLockStats::snapshot() const {
         }
     }
     return out;
+}
+}  // namespace
+
+LockStats LockerLockStats::snapshot() const { return snapshotOf(counters_); }
+
+LockStats LockerLockStats::operationSnapshot() const { return snapshotOf(opCounters_); }
+
+void LockerLockStats::resetAllOperation() {
+    for (auto& c : opCounters_)
+        c.store(0, std::memory_order_relaxed);
+    opTouched_ = 0;
+    opOverflow_ = false;
 }
 
 void InstanceLockStats::registerLocker(const LockerLockStats* stats) {

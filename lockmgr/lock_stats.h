@@ -59,16 +59,50 @@ class LockStats {
 };
 
 /// One locker's counters: written by the owner thread only, readable by any.
+/// Two sets: the locker's whole life, and the current operation's (what
+/// currentOp, the slow-op log and the profiler show as an operation's
+/// "locks"), cleared by resetOperation().
 class LockerLockStats {
   public:
     [[gnu::always_inline]] void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
-        auto& c = counters_[LockStats::index(t, m, k)];
+        const size_t i = LockStats::index(t, m, k);
+        auto& c = counters_[i];
         c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        auto& o = opCounters_[i];
+        uint64_t before = o.load(std::memory_order_relaxed);
+        // Remember which counters the operation touched, so that clearing
+        // them costs a store or three rather than the whole array.
+        if (before == 0) {
+            if (opTouched_ < kMaxTouched)
+                touched_[opTouched_++] = static_cast<uint16_t>(i);
+            else
+                opOverflow_ = true;
+        }
+        o.store(before + n, std::memory_order_relaxed);
     }
     LockStats snapshot() const;
+    /// The current operation's counters (any thread; each read once).
+    LockStats operationSnapshot() const;
+    /// Owner thread: a new operation starts from zero.
+    [[gnu::always_inline]] void resetOperation() {
+        if (opOverflow_) [[unlikely]] {
+            resetAllOperation();
+            return;
+        }
+        for (uint32_t j = 0; j < opTouched_; ++j)
+            opCounters_[touched_[j]].store(0, std::memory_order_relaxed);
+        opTouched_ = 0;
+    }
 
   private:
+    static constexpr uint32_t kMaxTouched = 16;
+    void resetAllOperation();
+
     std::array<std::atomic<uint64_t>, LockStats::kSize> counters_{};
+    std::array<std::atomic<uint64_t>, LockStats::kSize> opCounters_{};
+    std::array<uint16_t, kMaxTouched> touched_{};  // owner thread only
+    uint32_t opTouched_ = 0;
+    bool opOverflow_ = false;
 };
 
 /// Engine-wide counters: the live lockers (registered by their constructors)

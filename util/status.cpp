@@ -36,6 +36,8 @@ std::string_view statusCodeName(StatusCode code) {
             return "NamespaceNotFound";
         case StatusCode::kNamespaceExists:
             return "NamespaceExists";
+        case StatusCode::kQueryPlanKilled:
+            return "QueryPlanKilled";
     }
     return "Unknown";
 }

@@ -34,6 +34,7 @@ enum class StatusCode : uint8_t {
     kDuplicateKey,
     kNamespaceNotFound,
     kNamespaceExists,
+    kQueryPlanKilled,  // a yielding operation's collection was dropped meanwhile
 };
 
 /// The code's name as shown to people and in JSON ("WriteConflict", ...).
@@ -78,6 +79,9 @@ class [[nodiscard]] Status {
     static Status DuplicateKey(std::string m) { return {StatusCode::kDuplicateKey, std::move(m)}; }
     static Status NamespaceNotFound(std::string m) {
         return {StatusCode::kNamespaceNotFound, std::move(m)};
+    }
+    static Status QueryPlanKilled(std::string m) {
+        return {StatusCode::kQueryPlanKilled, std::move(m)};
     }
     static Status NamespaceExists(std::string m) {
         return {StatusCode::kNamespaceExists, std::move(m)};

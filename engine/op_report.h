@@ -1,0 +1,69 @@
+// The documents that describe an operation, in MongoDB's shapes
+// (docs/operations.md has them field by field): the "command" document, the
+// slow-op log line (logv2, id 51803), the profiler's system.profile entry
+// and currentOp's inprog entry. Pure functions of what they are given.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/curop.h"
+#include "lockmgr/lock_manager.h"
+#include "lockmgr/lock_stats.h"
+#include "util/status.h"
+
+namespace mvkv::engine {
+
+using OrderedJson = nlohmann::ordered_json;
+
+/// Everything the slow-op line and the profile entry say of one finished
+/// operation.
+struct FinishedOp {
+    const OpSnapshot* op = nullptr;
+    std::string_view client;  // the session's name
+    uint64_t connectionId = 0;
+    const lockmgr::LockStats* locks = nullptr;  // the operation's own counters
+    int64_t micros = 0;
+    StatusCode code = StatusCode::kOk;
+    bool inTransaction = false;
+    uint64_t txnId = 0;
+    uint64_t readTs = 0;
+    std::chrono::system_clock::time_point when;  // its end, wall clock
+};
+
+/// {"<command>": "<collection>", "key": ..., "from"/"to", "value": prefix,
+/// "valueBytes": n}; the database alone for database commands.
+OrderedJson commandDocument(const OpSnapshot& op);
+/// MongoDB's "locks" document of a LockStats (r/w/R/W letters).
+OrderedJson locksDocument(const lockmgr::LockStats& stats);
+/// ISO 8601 with milliseconds and the UTC offset, as logv2 writes "$date".
+std::string isoDate(std::chrono::system_clock::time_point t);
+/// One slow-op line: {"t":{"$date":..},"s":"I","c":"COMMAND","id":51803,
+/// "ctx":client,"msg":"Slow query","attr":{...}}.
+std::string slowOpLine(const FinishedOp& f);
+/// One system.profile document.
+OrderedJson profileDocument(const FinishedOp& f);
+
+/// What currentOp shows of a session (any thread gathered it).
+struct SessionView {
+    uint64_t connectionId = 0;
+    std::string client;
+    std::optional<OpSnapshot> op;  // the running operation, if any
+    int64_t nowMicros = 0;         // on the operation clock
+    lockmgr::LockStats lockStats;  // the running operation's
+    std::vector<lockmgr::LockHeadInfo> locks;  // what the locker holds or waits for
+    uint64_t lockerId = 0;
+    bool txnOpen = false;
+    uint64_t txnId = 0;
+    uint64_t readTs = 0;
+    int64_t txnStartMicros = 0;
+};
+/// One currentOp inprog entry: a running operation ("type":"op") or, when
+/// no operation runs, an open transaction ("type":"idleSession").
+OrderedJson inprogEntry(const SessionView& v);
+
+}  // namespace mvkv::engine

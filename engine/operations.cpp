@@ -1,0 +1,77 @@
+// Engine's view of running operations: currentOp, killOp and the slow-op
+// settings (docs/operations.md).
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "engine/op_report.h"
+#include "engine/session.h"
+
+namespace mvkv::engine {
+
+std::string Engine::currentOp(bool all) {
+    OrderedJson inprog = OrderedJson::array();
+    // Gather under the registry mutex (no session can go meanwhile); the
+    // lock manager's view of each locker is thread-safe.
+    std::vector<SessionView> views;
+    ops_.forEach([&](Session& s) {
+        SessionView v;
+        v.op = s.curOp_.snapshot(ops_.opidCounter());
+        v.txnOpen = s.txnDesc_.open.load(std::memory_order_acquire);
+        if (!v.op && !(all && v.txnOpen))
+            return;
+        v.connectionId = s.id_;
+        v.client = s.name_;
+        v.nowMicros = clock_.now();
+        v.lockerId = s.locker_.id();
+        if (v.op)
+            v.lockStats = s.locker_.operationStats();
+        v.locks = lockManager_.dumpLocker(v.lockerId);
+        if (v.txnOpen) {
+            v.txnId = s.txnDesc_.txnId.load(std::memory_order_relaxed);
+            v.readTs = s.txnDesc_.readTs.load(std::memory_order_relaxed);
+            v.txnStartMicros = s.txnDesc_.startMicros.load(std::memory_order_relaxed);
+        }
+        views.push_back(std::move(v));
+    });
+    for (const SessionView& v : views)
+        inprog.push_back(inprogEntry(v));
+    OrderedJson out;
+    out["inprog"] = std::move(inprog);
+    out["ok"] = 1;
+    return out.dump();
+}
+
+Status Engine::killOp(uint64_t opid) {
+    if (opid == 0)
+        return Status::InvalidArgument("opid 0 names no operation; opids start at 1");
+    bool found = false;
+    ops_.forEach([&](Session& s) {
+        if (found)
+            return;
+        // Delivered while the operation cannot end, so it reaches this
+        // operation and no later one.
+        found = s.curOp_.killIf(opid, [&] { s.interrupt(); });
+    });
+    if (!found)
+        return Status::NotFound(fmt::format(
+            "no running operation has opid {}: it finished already, or never was (currentop "
+            "lists the running ones)",
+            opid));
+    return Status::OK();
+}
+
+Status Engine::setSlowOp(int64_t slowMs, double sampleRate) {
+    if (Status s = slowLog_->set(slowMs, sampleRate); !s.ok())
+        return s;
+    slowMicros_.store(slowMs * 1000, std::memory_order_relaxed);
+    updateClockPrecision();
+    return Status::OK();
+}
+
+void Engine::updateClockPrecision() {
+    // A coarse clock ticks every few milliseconds: enough to tell 100 ms,
+    // not enough for a profiler's millis or a small threshold.
+    clock_.setPrecise(profiler_->anyOn() || slowLog_->slowMs() < 50);
+}
+
+}  // namespace mvkv::engine

@@ -1,0 +1,137 @@
+#include "engine/profiler.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
+#include "engine/engine.h"
+#include "engine/namespace.h"
+#include "engine/session.h"
+
+namespace mvkv::engine {
+
+Profiler::Profiler(Engine& engine) : engine_(engine) {}
+
+Profiler::~Profiler() { shutdown(); }
+
+void Profiler::shutdown() {
+    std::lock_guard<std::mutex> g(writeMutex_);
+    session_.reset();
+}
+
+Profiler::Setting Profiler::get(std::string_view db) const {
+    Setting s;
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        auto it = levels_.find(db);
+        s.level = s.was = it == levels_.end() ? 0 : it->second;
+    }
+    s.slowMs = engine_.slowOpLog().slowMs();
+    s.sampleRate = engine_.slowOpLog().sampleRate();
+    return s;
+}
+
+StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level) {
+    if (level < 0 || level > 2)
+        return Status::InvalidArgument(fmt::format(
+            "profiling level {} is not one of 0 (off), 1 (slow operations), 2 (all)", level));
+    if (Status s = Namespace::checkDbName(db); !s.ok())
+        return s;
+    if (db == Namespace::kLocalDb)
+        return Status::InvalidArgument("database 'local' cannot be profiled");
+    if (level > 0) {
+        std::lock_guard<std::mutex> g(writeMutex_);
+        if (Status s = ensureCollection(db); !s.ok())
+            return s;
+    }
+    Setting out = get(db);
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        out.was = 0;
+        if (auto it = levels_.find(db); it != levels_.end()) {
+            out.was = it->second;
+            if (level == 0)
+                levels_.erase(it);
+            else
+                it->second = level;
+        } else if (level > 0) {
+            levels_.emplace(std::string(db), level);
+        }
+        anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
+    }
+    out.level = level;
+    engine_.updateClockPrecision();
+    return out;
+}
+
+Status Profiler::ensureCollection(std::string_view db) {
+    if (!session_) {
+        session_ = engine_.openSession();
+        session_->monitored_ = false;
+        session_->setName("profiler");
+        // Never wait long behind a drop: an entry is worth less than the
+        // operation it describes.
+        session_->setLockTimeout(std::chrono::milliseconds(100));
+        session_->setRetryTimeout(std::chrono::milliseconds(100));
+    }
+    std::string ns = fmt::format("{}.system.profile", db);
+    if (engine_.catalog().lookup(ns))
+        return Status::OK();
+    Status s = session_->createCollection(ns);  // MERGE: capped
+    if (s.code() == StatusCode::kNamespaceExists)
+        return Status::OK();
+    return s;
+}
+
+void Profiler::maybeProfile(std::string_view db, const FinishedOp& f) {
+    int level;
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        auto it = levels_.find(db);
+        if (it == levels_.end())
+            return;
+        level = it->second;
+    }
+    if (level == 1 && !engine_.slowOpLog().shouldLog(f.micros))
+        return;
+    write(db, f);
+}
+
+void Profiler::write(std::string_view db, const FinishedOp& f) {
+    std::string doc = profileDocument(f).dump();
+    std::lock_guard<std::mutex> g(writeMutex_);
+    if (Status s = ensureCollection(db); !s.ok()) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    // Microseconds since the epoch, forced to increase: time order is key order.
+    int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                      f.when.time_since_epoch())
+                      .count();
+    lastKey_ = std::max(lastKey_ + 1, now);
+    std::string key = fmt::format("{:020}", lastKey_);
+    std::string ns = fmt::format("{}.system.profile", db);
+    if (session_->insert(ns, key, doc).ok())
+        written_.fetch_add(1, std::memory_order_relaxed);
+    else
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+OrderedJson Profiler::status() const {
+    OrderedJson out;
+    OrderedJson levels = OrderedJson::object();
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        for (const auto& [db, level] : levels_)
+            levels[db] = level;
+    }
+    out["levels"] = levels;
+    out["slowms"] = engine_.slowOpLog().slowMs();
+    out["sampleRate"] = engine_.slowOpLog().sampleRate();
+    out["written"] = written();
+    out["dropped"] = dropped();
+    return out;
+}
+
+}  // namespace mvkv::engine

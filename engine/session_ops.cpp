@@ -1,0 +1,353 @@
+// Session's operation life (engine/op_scope.h: begin, end, the slow-op log
+// and the profiler) and its multi-key operations — scan, count and
+// removeRange — with the yield policy of docs/operations.md.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "engine/engine.h"
+#include "engine/op_report.h"
+#include "engine/op_scope.h"
+#include "engine/operation_context.h"
+#include "engine/session.h"
+#include "engine/visible_value.h"
+
+namespace mvkv::engine {
+
+using lockmgr::LockMode;
+
+namespace {
+
+OpTally::Counter tallyFor(CurOpType op) {
+    switch (op) {
+        case CurOpType::kInsert:
+            return OpTally::kInsert;
+        case CurOpType::kUpdate:
+            return OpTally::kUpdate;
+        case CurOpType::kRemove:
+            return OpTally::kDelete;
+        case CurOpType::kGetMore:
+            return OpTally::kGetMore;
+        case CurOpType::kQuery:
+            return OpTally::kQuery;
+        default:
+            return OpTally::kCommand;
+    }
+}
+
+std::string_view dbOf(std::string_view ns) {
+    size_t dot = ns.find('.');
+    return dot == std::string_view::npos ? ns : ns.substr(0, dot);
+}
+
+}  // namespace
+
+// ---- the operation's life ----
+
+void Session::beginOp(const CurOp::Description& d) {
+    startOperation();
+    locker_.resetOperationStats();
+    tally_.add(tallyFor(d.op));
+    uint64_t reserved = 0;
+    if (reservedOpid_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+        reserved = reservedOpid_.exchange(0, std::memory_order_relaxed);
+    curOp_.begin(d, engine_.clock_.now(), reserved);
+}
+
+Status Session::afterOp(Status s) {
+    if (s.code() != StatusCode::kInterrupted)
+        return s;
+    if (curOp_.killed())
+        tally_.add(OpTally::kKilled);
+    if (!explicit_)
+        return s;
+    // MongoDB aborts a transaction whose operation was killed: its snapshot
+    // and locks go, and the client learns it from the error.
+    abortTxn();
+    tally_.add(OpTally::kTxnAborted);
+    endExplicit();
+    return Status::Interrupted(s.message() + "; the transaction was aborted");
+}
+
+void Session::endOp(StatusCode code) {
+    int64_t micros = engine_.clock_.now() - curOp_.startMicros();
+    if ((micros > engine_.slowMicros() || engine_.profiler_->anyOn()) && monitored_) [[unlikely]]
+        reportOp(micros, code);
+    if (explicit_)
+        describeTxn();
+    curOp_.end();
+}
+
+void Session::reportOp(int64_t micros, StatusCode code) {
+    OpSnapshot snap = curOp_.ownSnapshot(engine_.ops_.opidCounter());
+    lockmgr::LockStats locks = locker_.operationStats();
+    std::string client = name();
+    FinishedOp f;
+    f.op = &snap;
+    f.client = client;
+    f.connectionId = id_;
+    f.locks = &locks;
+    f.micros = micros;
+    f.code = code;
+    f.inTransaction = explicit_;
+    if (explicit_) {
+        f.txnId = txn_.id();
+        f.readTs = txn_.readTs();
+    }
+    f.when = std::chrono::system_clock::now();
+    if (micros > engine_.slowMicros() && engine_.slowLog_->shouldLog(micros)) {
+        tally_.add(OpTally::kSlowOps);
+        engine_.slowLog_->write(slowOpLine(f));
+    }
+    if (engine_.profiler_->anyOn() && !snap.ns.empty())
+        engine_.profiler_->maybeProfile(dbOf(snap.ns), f);
+}
+
+void Session::describeTxn() {
+    txnDesc_.txnId.store(txn_.id(), std::memory_order_relaxed);
+}
+
+void Session::setName(std::string name) {
+    std::lock_guard<std::mutex> g(engine_.ops_.mutex());
+    name_ = std::move(name);
+}
+
+std::string Session::name() const {
+    std::lock_guard<std::mutex> g(engine_.ops_.mutex());
+    return name_;
+}
+
+uint64_t Session::reserveOpid() {
+    uint64_t id = engine_.ops_.opidCounter().fetch_add(1, std::memory_order_relaxed) + 1;
+    reservedOpid_.store(id, std::memory_order_relaxed);
+    return id;
+}
+
+// ---- yielding ----
+
+Status Session::yieldLocks(OperationContext& op, std::string_view ns) {
+    const uint32_t before = op.collection().id();
+    const LockMode mode = op.mode();
+    op.releaseLocks();
+    curOp_.add(curOp_.numYields);
+    tally_.add(OpTally::kYields);
+    // Waiters queued behind us were granted as the locks went; give them
+    // the processor before we queue again.
+    std::this_thread::yield();
+    if (Status s = checkInterrupted(); !s.ok())
+        return s;
+    Status s = op.lockCollection(ns, mode);
+    if (s.code() == StatusCode::kNamespaceNotFound || (s.ok() && op.collection().id() != before))
+        return Status::QueryPlanKilled(fmt::format(
+            "collection {} was dropped while the operation yielded its locks; what it did "
+            "before the yield stands",
+            ns));
+    return s;
+}
+
+// ---- range walks ----
+
+namespace {
+
+bool inRange(std::string_view key, const KeyRange& r) {
+    if (r.from && key < *r.from)
+        return false;
+    if (r.to && key > *r.to)
+        return false;
+    return true;
+}
+
+}  // namespace
+
+Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& range,
+                          bool reverse, const RangeVisitor& onKey) {
+    constexpr size_t kBatch = 128;  // keys read per epoch pin; also the interrupt check
+    OperationContext op(*this);
+    if (Status s = op.lockCollection(ns, mode); !s.ok())
+        return s;
+    const bool yields = !explicit_;
+    const uint64_t yieldIterations = engine_.options_.yieldIterations;
+    const int64_t yieldMicros =
+        std::chrono::duration_cast<std::chrono::microseconds>(engine_.options_.yieldPeriod).count();
+    int64_t lastYield = engine_.clock_.now();
+    uint64_t sinceYield = 0;
+
+    // An implicit walk reads with a snapshot of its own, renewed at each
+    // yield; an explicit one reads its transaction's (own writes included).
+    mvcc::Transaction ownTxn;
+    ownTxn.setOwner(id_);
+    auto beginOwn = [&]() -> Status {
+        if (!yields)
+            return Status::OK();
+        return engine_.txns_.begin(ownTxn);
+    };
+    auto endOwn = [&] {
+        if (yields && ownTxn.active())
+            engine_.txns_.commit(ownTxn).ignore();  // read-only
+    };
+    if (Status s = beginOwn(); !s.ok())
+        return s;
+    const mvcc::Transaction& readTxn = yields ? ownTxn : txn_;
+
+    std::string resume;  // the last key handed out
+    bool started = false;
+    std::vector<std::pair<std::string, std::string>> batch;
+    Status result;
+    bool stop = false;
+    while (!stop) {
+        batch.clear();
+        bool exhausted = false;
+        {
+            Collection& coll = op.collection();
+            auto pin = engine_.epochs_.pin();
+            BTree::Cursor tc(coll.tree());
+            if (!started) {
+                if (reverse)
+                    range.to ? tc.seekForPrev(*range.to) : tc.seekLast();
+                else
+                    range.from ? tc.seek(*range.from) : tc.seekFirst();
+            } else if (reverse) {
+                tc.seekForPrev(resume);
+                if (tc.valid() && tc.key() == resume)
+                    tc.prev();
+            } else {
+                tc.seek(resume);
+                if (tc.valid() && tc.key() == resume)
+                    tc.next();
+            }
+            while (batch.size() < kBatch) {
+                if (!tc.valid() || !inRange(tc.key(), range)) {
+                    exhausted = true;
+                    break;
+                }
+                curOp_.add(curOp_.keysExamined);
+                tally_.add(OpTally::kScanned);
+                std::string_view v;
+                const auto* head = static_cast<const mvcc::Update*>(tc.value());
+                if (readVisibleValue(
+                        head, readTxn, engine_.history_,
+                        [this]() -> historystore::HistoryStore::Reader& {
+                            return historyReader();
+                        },
+                        coll.id(), tc.key(), &v)) {
+                    curOp_.add(curOp_.docsExamined);
+                    tally_.add(OpTally::kScannedObjects);
+                    batch.emplace_back(std::string(tc.key()), std::string(v));
+                }
+                resume.assign(tc.key());
+                started = true;
+                ++sinceYield;
+                if (reverse)
+                    tc.prev();
+                else
+                    tc.next();
+            }
+            if (!started)
+                exhausted = true;
+        }
+        for (auto& [k, v] : batch) {
+            if (Status s = onKey(op.collection(), k, v, &stop); !s.ok()) {
+                result = std::move(s);
+                stop = true;
+            }
+            if (stop)
+                break;
+        }
+        if (stop || exhausted)
+            break;
+        if (Status s = checkInterrupted(); !s.ok()) {
+            result = std::move(s);
+            break;
+        }
+        if (yields) {
+            int64_t now = engine_.clock_.now();
+            bool due = (yieldIterations != 0 && sinceYield >= yieldIterations) ||
+                       (yieldMicros > 0 && now - lastYield >= yieldMicros);
+            if (due) {
+                endOwn();
+                if (Status s = yieldLocks(op, ns); !s.ok()) {
+                    result = std::move(s);
+                    break;
+                }
+                if (Status s = beginOwn(); !s.ok()) {
+                    result = std::move(s);
+                    break;
+                }
+                sinceYield = 0;
+                lastYield = engine_.clock_.now();
+            }
+        }
+    }
+    endOwn();
+    return result;
+}
+
+Status Session::scan(std::string_view ns, const ScanOptions& options,
+                     const std::function<bool(std::string_view, std::string_view)>& visit) {
+    CurOp::Description d{CurOpType::kQuery, "find", ns};
+    d.key = options.range.from.value_or(std::string_view{});
+    d.keyEnd = options.range.to.value_or(std::string_view{});
+    d.hasRange = true;
+    OpScope scope(*this, d);
+    uint64_t returned = 0;
+    return scope.finish(walkRange(ns, LockMode::kIS, options.range, options.reverse,
+                                  [&](Collection&, std::string_view k, std::string_view v, bool* stop) {
+                                      curOp_.add(curOp_.nreturned);
+                                      ++returned;
+                                      if (!visit(k, v) ||
+                                          (options.limit != 0 && returned >= options.limit))
+                                          *stop = true;
+                                      return Status::OK();
+                                  }));
+}
+
+StatusWith<uint64_t> Session::count(std::string_view ns, const KeyRange& range) {
+    CurOp::Description d{CurOpType::kCommand, "count", ns};
+    d.key = range.from.value_or(std::string_view{});
+    d.keyEnd = range.to.value_or(std::string_view{});
+    d.hasRange = true;
+    OpScope scope(*this, d);
+    uint64_t n = 0;
+    Status s = walkRange(ns, LockMode::kIS, range, false,
+                         [&](Collection&, std::string_view, std::string_view, bool*) {
+                             ++n;
+                             return Status::OK();
+                         });
+    s = scope.finish(std::move(s));
+    if (!s.ok())
+        return s;
+    return n;
+}
+
+StatusWith<uint64_t> Session::removeRange(std::string_view ns, const KeyRange& range) {
+    CurOp::Description d{CurOpType::kRemove, "delete", ns};
+    d.key = range.from.value_or(std::string_view{});
+    d.keyEnd = range.to.value_or(std::string_view{});
+    d.hasRange = true;
+    OpScope scope(*this, d);
+    uint64_t removed = 0;
+    // walkRange hands out each key with no epoch pin held; the remove takes
+    // the collection the walk has locked (IX), one key at a time outside a
+    // transaction, in the transaction inside one.
+    Status s = walkRange(ns, LockMode::kIX, range, false,
+                         [&](Collection& coll, std::string_view k, std::string_view,
+                             bool*) -> Status {
+                             Status w = writeLocked(WriteOp::kRemove, coll, k, {});
+                             if (w.code() == StatusCode::kNotFound)
+                                 return Status::OK();  // removed by someone else meanwhile
+                             if (w.ok())
+                                 ++removed;
+                             return w;
+                         });
+    s = scope.finish(std::move(s));
+    if (!s.ok() && removed == 0)
+        return s;
+    if (!s.ok())
+        return Status(s.code(), fmt::format("{} (after removing {} keys, which stay removed)",
+                                            s.message(), removed));
+    return removed;
+}
+
+}  // namespace mvkv::engine
