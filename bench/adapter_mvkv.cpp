@@ -126,6 +126,11 @@ StatusWith<std::unique_ptr<Store>> openMvkv(const StoreOptions& options) {
     Status created = engine->openSession()->createCollection(kNs);
     if (!created.ok())
         return created;
+    if (options.profileLevel != 0) {
+        auto set = engine->profiler().setLevel("bench", options.profileLevel);
+        if (!set.ok())
+            return set.status();
+    }
     return std::unique_ptr<Store>(new MvkvStore(std::move(engine)));
 }
 

@@ -174,6 +174,11 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"none", "fsync"}))
         ->capture_default_str();
     app.add_option("--seed", config.seed, "Seed of every random choice")->capture_default_str();
+    app.add_option("--profile-level", config.profileLevel,
+                   "mvkv only: its profiler's level on the benchmark database (0 off, 1 slow, "
+                   "2 all; docs/operations.md), to measure what profiling costs")
+        ->check(CLI::Range(0, 2))
+        ->capture_default_str();
     app.add_option("--dir", config.dir,
                    "Directory for the engines' fresh directories (default: $TMPDIR or /tmp)")
         ->type_name("DIR");

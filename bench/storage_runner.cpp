@@ -192,6 +192,7 @@ ResultRow runInChild(const StorageSpec& spec, const StoreFactory& factory,
         StoreOptions options;
         options.dir = dir.string();
         options.sync = config.syncFsync ? SyncMode::kFsync : SyncMode::kNone;
+        options.profileLevel = config.profileLevel;
         options.expectedKeys = config.keys;
         options.keySize = config.keySize;
         options.valueSize = config.valueSize;

@@ -44,6 +44,7 @@ std::string_view syncModeName(SyncMode mode);
 struct StoreOptions {
     std::string dir;  // a fresh empty directory the store may fill (unused by in-memory stores)
     SyncMode sync = SyncMode::kNone;
+    int profileLevel = 0;  // mvkv only: the profiler level of its database (0 off)
     // Sizing hints: caches and maps are made large enough for this data set.
     uint64_t expectedKeys = 0;
     size_t keySize = 16;

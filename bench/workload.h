@@ -44,6 +44,7 @@ struct BenchConfig {
     // Storage workloads (storage_workload.h).
     std::vector<std::string> engines;  // empty: every engine built in
     bool syncFsync = false;            // --sync fsync (default none)
+    int profileLevel = 0;              // --profile-level: mvkv's profiler on the bench database
     std::string distribution;          // "uniform" / "zipfian"; empty: each workload's default
     uint64_t seed = 42;
     std::string dir;  // parent of the engines' directories; empty: $TMPDIR (or /tmp)

@@ -167,6 +167,10 @@ OrderedJson inprogEntry(const SessionView& v) {
         e["type"] = "op";
         e["opid"] = op.opid;
         e["active"] = true;
+        // The wall-clock start, from the running time: the operation itself
+        // records only a monotonic start (cheaper, and immune to clock steps).
+        e["currentOpTime"] = isoDate(std::chrono::system_clock::now() -
+                                     std::chrono::microseconds(running));
         e["secs_running"] = running / 1'000'000;
         e["microsecs_running"] = running;
         e["op"] = curOpTypeName(op.op);
