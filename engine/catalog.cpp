@@ -7,14 +7,18 @@
 
 namespace mvkv::engine {
 
-StatusWith<std::shared_ptr<Collection>> Catalog::create(const Namespace& ns) {
+StatusWith<std::shared_ptr<Collection>> Catalog::create(const Namespace& ns,
+                                                        const CollectionOptions& options) {
+    if (Status s = validateCollectionOptions(options); !s.ok())
+        return s;
     auto lockNs = lockmgr::LockNamespace::parse(ns.ns());
     if (!lockNs.ok())
         return lockNs.status();
     std::unique_lock lock(mutex_);
     if (byNs_.count(ns.ns()))
         return Status::NamespaceExists(fmt::format("collection {} already exists", ns.ns()));
-    auto coll = std::make_shared<Collection>(nextId_++, ns, std::move(lockNs).value(), epochs_);
+    auto coll = std::make_shared<Collection>(nextId_++, ns, std::move(lockNs).value(), epochs_,
+                                             options);
     byNs_.emplace(ns.ns(), coll);
     generation_.fetch_add(1, std::memory_order_release);
     return coll;

@@ -23,8 +23,11 @@ class Catalog {
   public:
     explicit Catalog(EpochManager& epochs) : epochs_(epochs) {}
 
-    /// NamespaceExists when present.
-    StatusWith<std::shared_ptr<Collection>> create(const Namespace& ns);
+    /// NamespaceExists when present; InvalidArgument for bad options
+    /// (validateCollectionOptions). Takes no lock-manager lock and logs
+    /// nothing: Session::createCollection and Engine::createCollection do.
+    StatusWith<std::shared_ptr<Collection>> create(const Namespace& ns,
+                                                   const CollectionOptions& options = {});
     /// NamespaceNotFound when absent. The collection is marked dropped and
     /// freed when its last user lets go.
     Status drop(const Namespace& ns);

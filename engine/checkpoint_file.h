@@ -11,10 +11,16 @@
 //   header  : magic "MVKVCKPT", format version (u32), checkpoint number (u64),
 //             timestamp (u64), log end segment (u64), log end offset (u64),
 //             collection count (u32), per collection: name length (u32), name
+//             and, in version 2, its options: capped (u8, 0 or 1), capped
+//             size (u64), capped max (u64)
 //   blocks  : kind 1 (u8), then entries until the payload ends, each:
 //             collection index (u32), key length (u32), key, value length
-//             (u32), value. A block holds ~kBlockBytes (more only when one
-//             entry is larger); an empty checkpoint has no block.
+//             (u32), value and, in version 2 for a capped collection, the
+//             commit timestamp of the entry's version (u64: the capped order,
+//             engine/capped_state.h). A block holds ~kBlockBytes (more only
+//             when one entry is larger); an empty checkpoint has no block.
+// A checkpoint with no capped collection is written as version 1, as before
+// capped collections existed; both versions are read.
 //   trailer : kind 2 (u8), entries in the file (u64), blocks in the file (u64)
 // and nothing after the trailer. All integers little-endian. A part's payload
 // is at most kMaxPartBytes; readers take anything larger for damage.
@@ -41,13 +47,15 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/collection_options.h"
 #include "mvcc/timestamp.h"
 #include "oplog/log_writer.h"
 #include "util/status.h"
 
 namespace mvkv::engine {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 1;
+/// The newest version written (with a capped collection; 1 without).
+inline constexpr uint32_t kCheckpointFormatVersion = 2;
 /// A data block is closed once adding the next entry would pass this.
 inline constexpr size_t kCheckpointBlockBytes = 256 * 1024;
 /// Larger parts are refused by the writer and taken for damage by readers.
@@ -58,6 +66,8 @@ struct CheckpointMeta {
     mvcc::Timestamp ts = 0;
     oplog::LogPosition logEnd;             // end of the oplog when the checkpoint began
     std::vector<std::string> collections;  // namespaces, index = collection number in entries
+    /// Parallel to collections, or empty (every collection ordinary).
+    std::vector<CollectionOptions> options;
     uint64_t entries = 0;                  // filled by verify/read
     uint64_t fileBytes = 0;                // filled by verify/read
 };
@@ -78,10 +88,12 @@ class CheckpointWriter {
     CheckpointWriter(const CheckpointWriter&) = delete;
     CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
-    /// Appends one entry. InvalidArgument when `collection` is not an index
-    /// of meta.collections or the entry cannot fit in one part; IOError from
-    /// writing a full block (after which every call returns it).
-    Status add(uint32_t collection, std::string_view key, std::string_view value);
+    /// Appends one entry; `ts`, its version's commit timestamp, is kept for
+    /// a capped collection only. InvalidArgument when `collection` is not an
+    /// index of meta.collections or the entry cannot fit in one part;
+    /// IOError from writing a full block (after which every call returns it).
+    Status add(uint32_t collection, std::string_view key, std::string_view value,
+               mvcc::Timestamp ts = mvcc::kNoTimestamp);
     /// Writes the last block and the trailer, fsyncs the file, renames it to
     /// its final name and fsyncs the directory. IllegalOperation when called
     /// twice or after an error.
@@ -92,14 +104,14 @@ class CheckpointWriter {
     uint64_t entries() const { return entries_; }
 
   private:
-    CheckpointWriter(std::string dir, std::string path, size_t collections, int fd);
+    CheckpointWriter(std::string dir, std::string path, std::vector<bool> capped, int fd);
     Status writeBlock();
     Status writePart(std::string& framed);  // frames and writes; `framed` starts with 12 free bytes
 
     const std::string dir_;
     const std::string path_;
     const std::string tmpPath_;
-    const size_t collections_;
+    const std::vector<bool> capped_;  // per collection: entries carry a timestamp
     int fd_;
     std::string block_;  // 12 bytes of room for the frame, kind, entries
     uint64_t entries_ = 0;
@@ -134,6 +146,12 @@ Status verifyCheckpoint(const std::string& path, CheckpointMeta* meta);
 Status readCheckpoint(const std::string& path, CheckpointMeta* meta,
                       const std::function<Status(uint32_t collection, std::string_view key,
                                                  std::string_view value)>& fn);
+/// The same, with each entry's timestamp (kNoTimestamp but in a capped
+/// collection).
+Status readCheckpointEntries(const std::string& path, CheckpointMeta* meta,
+                             const std::function<Status(uint32_t collection, std::string_view key,
+                                                        std::string_view value,
+                                                        mvcc::Timestamp ts)>& fn);
 
 /// Removes leftover "*.mvkvckpt.tmp" files (a crash mid-write) and all but
 /// the `keep` newest complete checkpoints (keep 0 removes them all), then

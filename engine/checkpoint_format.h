@@ -36,6 +36,10 @@ constexpr size_t kHeaderFixedBytes = sizeof kMagic + 4 + 8 * 4 + 4;
 /// CheckpointWriter::create, per collection: the name's length (u32); an
 /// empty name takes this alone.
 constexpr size_t kNameFixedBytes = 4;
+/// Version 2, per collection after its name: capped (u8), size, max (u64).
+constexpr size_t kOptionsBytes = 1 + 8 + 8;
+/// Version 2, per entry of a capped collection: its timestamp (u64).
+constexpr size_t kEntryTsBytes = 8;
 /// CheckpointWriter::add: collection index, key length, value length (u32
 /// each); an entry with an empty key and value takes this alone.
 constexpr size_t kEntryFixedBytes = 4 + 4 + 4;

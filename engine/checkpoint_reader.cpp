@@ -83,7 +83,8 @@ struct PartReader {
     }
 };
 
-using EntryFn = std::function<Status(uint32_t, std::string_view, std::string_view)>;
+using EntryFn =
+    std::function<Status(uint32_t, std::string_view, std::string_view, mvcc::Timestamp)>;
 
 Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryFn* fn) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -102,10 +103,11 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
         return s;
     if (std::memcmp(in.buf.data(), kMagic, sizeof kMagic) != 0)
         return in.corrupt(kFrameBytes, "bad magic: not an mvkv checkpoint file");
-    if (uint32_t v = getU32(in.buf.data() + sizeof kMagic); v != kCheckpointFormatVersion)
+    const uint32_t version = getU32(in.buf.data() + sizeof kMagic);
+    if (version < 1 || version > kCheckpointFormatVersion)
         return in.corrupt(kFrameBytes + sizeof kMagic,
-                          fmt::format("format version {}; this build reads version {}", v,
-                                      kCheckpointFormatVersion));
+                          fmt::format("format version {}; this build reads versions 1 to {}",
+                                      version, kCheckpointFormatVersion));
     std::string_view part;
     uint64_t start;
     if (Status s = in.next(&part, &start); !s.ok())
@@ -118,10 +120,24 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
                 // Each name takes at least its length (kNameFixedBytes, as
                 // CheckpointWriter::create writes an empty one).
                 count <= c.rest.size() / kNameFixedBytes;
+    std::vector<bool> capped;
     for (uint32_t i = 0, len; good && i < count; ++i) {
         std::string_view name;
         good = c.u32(&len) && c.bytes(len, &name);
         meta.collections.emplace_back(name);
+        CollectionOptions o;
+        if (good && version >= 2) {
+            std::string_view flag;
+            uint64_t size = 0, max = 0;
+            good = c.bytes(1, &flag) && c.u64(&size) && c.u64(&max) &&
+                   (flag[0] == 0 || flag[0] == 1);
+            o.capped = good && flag[0] == 1;
+            o.cappedSizeBytes = static_cast<int64_t>(size);
+            o.cappedMaxDocs = static_cast<int64_t>(max);
+            good = good && validateCollectionOptions(o).ok();
+        }
+        meta.options.push_back(o);
+        capped.push_back(o.capped);
     }
     if (!good || !c.rest.empty())
         return in.corrupt(start, "malformed header");
@@ -149,15 +165,18 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
             const uint64_t entryAt = start + kFrameBytes + (part.size() - c.rest.size());
             uint32_t coll, klen, vlen;
             std::string_view key, value;
-            if (!c.u32(&coll) || !c.u32(&klen) || !c.bytes(klen, &key) || !c.u32(&vlen) ||
-                !c.bytes(vlen, &value))
+            uint64_t ts = mvcc::kNoTimestamp;
+            if (!c.u32(&coll))
                 return in.corrupt(entryAt, "an entry runs past the end of its block");
             if (coll >= meta.collections.size())
                 return in.corrupt(entryAt, fmt::format("collection index {} of {} collections",
                                                        coll, meta.collections.size()));
+            if (!c.u32(&klen) || !c.bytes(klen, &key) || !c.u32(&vlen) ||
+                !c.bytes(vlen, &value) || (capped[coll] && !c.u64(&ts)))
+                return in.corrupt(entryAt, "an entry runs past the end of its block");
             ++meta.entries;
             if (fn)
-                if (Status s = (*fn)(coll, key, value); !s.ok())
+                if (Status s = (*fn)(coll, key, value, ts); !s.ok())
                     return s;
         }
     }
@@ -183,7 +202,15 @@ Status verifyCheckpoint(const std::string& path, CheckpointMeta* meta) {
     return scanCheckpoint(path, meta, nullptr);
 }
 
-Status readCheckpoint(const std::string& path, CheckpointMeta* meta, const EntryFn& fn) {
+Status readCheckpoint(
+    const std::string& path, CheckpointMeta* meta,
+    const std::function<Status(uint32_t, std::string_view, std::string_view)>& fn) {
+    EntryFn withTs = [&](uint32_t coll, std::string_view key, std::string_view value,
+                         mvcc::Timestamp) { return fn(coll, key, value); };
+    return scanCheckpoint(path, meta, &withTs);
+}
+
+Status readCheckpointEntries(const std::string& path, CheckpointMeta* meta, const EntryFn& fn) {
     return scanCheckpoint(path, meta, &fn);
 }
 

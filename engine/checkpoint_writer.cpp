@@ -23,28 +23,46 @@ std::string checkpointFileName(uint64_t number) {
     return fmt::format("checkpoint-{:016x}.mvkvckpt", number);
 }
 
-CheckpointWriter::CheckpointWriter(std::string dir, std::string path, size_t collections, int fd)
+CheckpointWriter::CheckpointWriter(std::string dir, std::string path, std::vector<bool> capped,
+                                   int fd)
     : dir_(std::move(dir)),
       path_(std::move(path)),
       tmpPath_(path_ + std::string(kTmpSuffix)),
-      collections_(collections),
+      capped_(std::move(capped)),
       fd_(fd) {}
 
 StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std::string& dir,
                                                                        const CheckpointMeta& meta) {
+    std::vector<bool> capped(meta.collections.size(), false);
+    if (!meta.options.empty() && meta.options.size() != meta.collections.size())
+        return Status::InvalidArgument(
+            fmt::format("checkpoint {}: {} collections but {} sets of options", meta.number,
+                        meta.collections.size(), meta.options.size()));
+    for (size_t i = 0; i < meta.options.size(); ++i)
+        capped[i] = meta.options[i].capped;
+    // Version 1 while no collection is capped: the bytes older builds wrote.
+    const bool v2 = std::find(capped.begin(), capped.end(), true) != capped.end();
     std::string header(kFrameBytes, '\0');
     header.append(kMagic, sizeof kMagic);
-    append<uint32_t>(header, kCheckpointFormatVersion);
+    append<uint32_t>(header, v2 ? kCheckpointFormatVersion : 1);
     for (uint64_t v : {meta.number, meta.ts, meta.logEnd.segment, meta.logEnd.offset})
         append<uint64_t>(header, v);
     append<uint32_t>(header, static_cast<uint32_t>(meta.collections.size()));
-    for (const std::string& name : meta.collections) {
-        if (header.size() + kNameFixedBytes + name.size() > kFrameBytes + kCheckpointMaxPartBytes)
+    for (size_t i = 0; i < meta.collections.size(); ++i) {
+        const std::string& name = meta.collections[i];
+        if (header.size() + kNameFixedBytes + name.size() + kOptionsBytes >
+            kFrameBytes + kCheckpointMaxPartBytes)
             return Status::InvalidArgument(
                 fmt::format("checkpoint {}: the header (collection names) is over {} bytes",
                             meta.number, kCheckpointMaxPartBytes));
         append<uint32_t>(header, static_cast<uint32_t>(name.size()));
         header.append(name);
+        if (v2) {
+            const CollectionOptions o = capped[i] ? meta.options[i] : CollectionOptions{};
+            header.push_back(o.capped ? 1 : 0);
+            append<uint64_t>(header, static_cast<uint64_t>(o.cappedSizeBytes));
+            append<uint64_t>(header, static_cast<uint64_t>(o.cappedMaxDocs));
+        }
     }
     assert(header.size() >= kFrameBytes + kHeaderFixedBytes);
     const std::string path = dir + "/" + checkpointFileName(meta.number);
@@ -55,7 +73,7 @@ StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std
     if (fd < 0)
         return ioError("create checkpoint", tmp);
     std::unique_ptr<CheckpointWriter> w(
-        new CheckpointWriter(dir, path, meta.collections.size(), fd));
+        new CheckpointWriter(dir, path, std::move(capped), fd));
     if (Status s = w->writePart(header); !s.ok())
         return s;  // the destructor removes the temp file
     w->block_.assign(kFrameBytes, '\0');
@@ -99,18 +117,21 @@ Status CheckpointWriter::writeBlock() {
 // most kMaxRecordBytes) fits in one checkpoint block: a committed write never
 // makes every later checkpoint fail.
 static_assert(oplog::kMaxRecordBytes - oplog::kPayloadHeaderBytes - oplog::kMinEntryBytes <=
-              kCheckpointMaxPartBytes - 1 - kEntryFixedBytes);
+              kCheckpointMaxPartBytes - 1 - kEntryFixedBytes - kEntryTsBytes);
 
-Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::string_view value) {
+Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::string_view value,
+                             mvcc::Timestamp ts) {
     if (!error_.ok())
         return error_;
     if (finished_)
         return Status::IllegalOperation(fmt::format("checkpoint {} is finished", path_));
-    if (collection >= collections_)
+    if (collection >= capped_.size())
         return Status::InvalidArgument(
             fmt::format("collection index {} is out of range: checkpoint {} has {} collections",
-                        collection, path_, collections_));
-    const size_t entryBytes = kEntryFixedBytes + key.size() + value.size();
+                        collection, path_, capped_.size()));
+    const bool withTs = capped_[collection];
+    const size_t entryBytes =
+        kEntryFixedBytes + (withTs ? kEntryTsBytes : 0) + key.size() + value.size();
     if (entryBytes > kCheckpointMaxPartBytes - 1)
         return Status::InvalidArgument(
             fmt::format("an entry of {} bytes cannot fit in a checkpoint block (at most {})",
@@ -124,6 +145,8 @@ Status CheckpointWriter::add(uint32_t collection, std::string_view key, std::str
     block_.append(key);
     append<uint32_t>(block_, static_cast<uint32_t>(value.size()));
     block_.append(value);
+    if (withTs)
+        append<uint64_t>(block_, ts);
     ++entries_;
     return Status::OK();
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 
@@ -36,6 +37,34 @@ uint64_t firstLogSegment(const std::string& dir) {
             first = n;
     }
     return first;
+}
+
+struct CappedEntry {
+    mvcc::Timestamp ts;
+    uint32_t coll;
+    std::string key;
+    std::string value;
+};
+
+// Capped collections' entries, each committed at its own timestamp (older
+// than the checkpoint's, which nothing has committed at or above yet), so
+// that their order (engine/capped_state.h) is what it was.
+Status loadCapped(Session& session, const CheckpointMeta& meta, std::vector<CappedEntry>* entries) {
+    std::sort(entries->begin(), entries->end(),
+              [](const CappedEntry& a, const CappedEntry& b) { return a.ts < b.ts; });
+    for (size_t i = 0; i < entries->size();) {
+        const mvcc::Timestamp ts = (*entries)[i].ts;
+        if (Status s = session.begin(); !s.ok())
+            return s;
+        for (; i < entries->size() && (*entries)[i].ts == ts; ++i) {
+            const CappedEntry& e = (*entries)[i];
+            if (Status s = session.put(meta.collections[e.coll], e.key, e.value); !s.ok())
+                return s;
+        }
+        if (Status s = session.commit(ts); !s.ok())
+            return s;
+    }
+    return Status::OK();
 }
 
 }  // namespace
@@ -73,13 +102,20 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
         return Status::OK();
     }
     auto session = engine_.openSession();
-    for (const std::string& ns : meta.collections)
-        if (Status s = session->createCollection(ns); !s.ok())
+    session->setApplyingOplog(true);  // capped collections as they were, no evictions
+    for (size_t i = 0; i < meta.collections.size(); ++i)
+        if (Status s = session->createCollection(meta.collections[i], meta.options[i]); !s.ok())
             return s;
     size_t inBatch = 0;
-    Status loaded = readCheckpoint(
+    std::vector<CappedEntry> capped;
+    Status loaded = readCheckpointEntries(
         chosen->path, &meta,
-        [&](uint32_t coll, std::string_view key, std::string_view value) -> Status {
+        [&](uint32_t coll, std::string_view key, std::string_view value,
+            mvcc::Timestamp ts) -> Status {
+            if (meta.options[coll].capped) {
+                capped.push_back({ts, coll, std::string(key), std::string(value)});
+                return Status::OK();
+            }
             if (inBatch == 0)
                 if (Status s = session->begin(); !s.ok())
                     return s;
@@ -93,6 +129,8 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
         });
     if (loaded.ok() && inBatch > 0)
         loaded = session->commit(meta.ts);
+    if (loaded.ok())
+        loaded = loadCapped(*session, meta, &capped);
     if (!loaded.ok()) {
         if (session->inTransaction())
             session->abort().ignore();
@@ -168,8 +206,10 @@ Status Checkpointer::checkpoint() {
         return fail(Status::Busy(
             "no checkpoint timestamp: a running transaction holds a commit timestamp at or "
             "below oldest; commit or abort it and retry"));
-    for (const auto& c : collections)
+    for (const auto& c : collections) {
         meta.collections.push_back(c->ns().ns());
+        meta.options.push_back(c->options());
+    }
     auto writer = CheckpointWriter::create(dir, meta);
     if (!writer.ok())
         return fail(writer.status());
@@ -192,7 +232,8 @@ Status Checkpointer::checkpoint() {
             for (Status s = c.first(); c.valid(); s = c.next()) {
                 if (!s.ok())
                     return fail(s);
-                if (Status a = writer.value()->add(i, c.key(), c.value()); !a.ok())
+                // A capped collection's entries keep their timestamps: its order.
+                if (Status a = writer.value()->add(i, c.key(), c.value(), c.timestamp()); !a.ok())
                     return fail(a);
             }
         }

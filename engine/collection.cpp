@@ -5,8 +5,13 @@
 namespace mvkv::engine {
 
 Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
-                       EpochManager& epochs)
-    : id_(id), ns_(std::move(ns)), lockNs_(std::move(lockNs)), tree_(epochs) {}
+                       EpochManager& epochs, const CollectionOptions& options)
+    : id_(id),
+      ns_(std::move(ns)),
+      lockNs_(std::move(lockNs)),
+      options_(options),
+      capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
+      tree_(epochs) {}
 
 Collection::~Collection() {
     // No other user remains: no pin needed, nothing is retired concurrently.

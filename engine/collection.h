@@ -13,9 +13,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "btree/btree.h"
+#include "engine/capped_state.h"
+#include "engine/collection_options.h"
 #include "engine/namespace.h"
 #include "lockmgr/raii_locks.h"
 #include "mvcc/update.h"
@@ -25,7 +28,9 @@ namespace mvkv::engine {
 
 class Collection {
   public:
-    Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs, EpochManager& epochs);
+    /// `options` were validated (validateCollectionOptions).
+    Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs, EpochManager& epochs,
+               const CollectionOptions& options = {});
     ~Collection();  // frees every version; no concurrent users remain by then
     Collection(const Collection&) = delete;
     Collection& operator=(const Collection&) = delete;
@@ -33,6 +38,10 @@ class Collection {
     uint32_t id() const { return id_; }
     const Namespace& ns() const { return ns_; }
     const lockmgr::LockNamespace& lockNs() const { return lockNs_; }
+    const CollectionOptions& options() const { return options_; }
+    /// A capped collection's order and write mutex (engine/capped_state.h);
+    /// null for an ordinary collection.
+    CappedState* capped() const { return capped_.get(); }
     const BTree& tree() const { return tree_; }
     /// For KeySlot, the writers' view of a key.
     BTree& tree() { return tree_; }
@@ -62,6 +71,8 @@ class Collection {
     const uint32_t id_;
     const Namespace ns_;
     const lockmgr::LockNamespace lockNs_;
+    const CollectionOptions options_;
+    const std::unique_ptr<CappedState> capped_;
     BTree tree_;
     std::atomic<bool> dropped_{false};
     std::atomic<int64_t> keys_{0};

@@ -62,7 +62,7 @@ Status Cursor::settle(bool forward) {
             return session_.historyReader();
         };
         if (readVisibleValue(head, t, session_.engine_.history_, reader, coll_->id(),
-                             treeCursor_.key(), &v)) {
+                             treeCursor_.key(), &v, &ts_)) {
             // resize + memcpy: assign()'s general path (aliasing, growth
             // policy) costs more than the copy of a small value.
             value_.resize(v.size());

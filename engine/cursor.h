@@ -44,6 +44,9 @@ class Cursor {
     /// own copy of the leaf; the value a copy made when the cursor settled).
     std::string_view key() const { return treeCursor_.key(); }
     std::string_view value() const { return value_; }
+    /// The commit timestamp of the version value() came from
+    /// (kNoTimestamp for the cursor's own transaction's write).
+    mvcc::Timestamp timestamp() const { return ts_; }
 
   private:
     friend class Session;
@@ -63,6 +66,7 @@ class Cursor {
     BTree::Cursor treeCursor_;
     bool valid_ = false;
     std::string value_;
+    mvcc::Timestamp ts_ = mvcc::kNoTimestamp;
 };
 
 }  // namespace mvkv::engine

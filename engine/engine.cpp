@@ -222,6 +222,10 @@ std::unique_ptr<Session> Engine::openSession() {
     return std::unique_ptr<Session>(new Session(*this, nextSessionId.fetch_add(1)));
 }
 
+Status Engine::createCollection(std::string_view ns, const CollectionOptions& options) {
+    return openSession()->createCollection(ns, options);
+}
+
 EngineStats Engine::stats() const {
     EngineStats out;
     out.transactions = txns_.stats();
@@ -234,6 +238,9 @@ EngineStats Engine::stats() const {
         cs.ns = coll->ns().ns();
         cs.keys = coll->keys();
         cs.bytes = coll->bytes();
+        cs.capped = coll->options().capped;
+        cs.cappedSizeBytes = coll->options().cappedSizeBytes;
+        cs.cappedMaxDocs = coll->options().cappedMaxDocs;
         BTree::Stats ts = coll->tree().stats();
         cs.treeHeight = ts.height;
         cs.treeBytes = ts.bytes;
@@ -346,7 +353,13 @@ std::string Engine::statsJson() const {
                        {"maxChainLength", c.maxChainLength},
                        {"chainBytes", c.chainBytes},
                        {"treeHeight", c.treeHeight},
-                       {"treeBytes", c.treeBytes}};
+                       {"treeBytes", c.treeBytes},
+                       {"capped", c.capped}};
+        if (c.capped) {
+            // MongoDB's collStats names for the caps.
+            colls[c.ns]["maxSize"] = c.cappedSizeBytes;
+            colls[c.ns]["max"] = c.cappedMaxDocs;
+        }
     }
     j["collections"] = std::move(colls);
     if (s.durable) {

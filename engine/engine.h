@@ -85,6 +85,10 @@ class Engine {
     Engine& operator=(const Engine&) = delete;
 
     std::unique_ptr<Session> openSession();
+    /// Creates a collection from inside the engine (the profiler's
+    /// `<db>.system.profile`, capped): as Session::createCollection, logged
+    /// and replicated the same way, on a session of its own.
+    Status createCollection(std::string_view ns, const CollectionOptions& options = {});
 
     /// Writes a checkpoint now (docs/oplog.md): every collection as of the
     /// stable timestamp (all_durable when none is set; never past it), then

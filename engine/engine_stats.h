@@ -17,6 +17,9 @@ struct CollectionStats {
     std::string ns;
     int64_t keys = 0;      // live keys at the newest commit
     int64_t bytes = 0;     // their key + value bytes
+    bool capped = false;   // a capped collection, with its caps:
+    int64_t cappedSizeBytes = 0;
+    int64_t cappedMaxDocs = 0;  // 0: no count cap
     uint64_t chains = 0;   // keys in the tree (including deleted, not yet swept)
     uint64_t updates = 0;  // versions held in update chains
     uint64_t maxChainLength = 0;

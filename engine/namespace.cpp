@@ -67,7 +67,9 @@ StatusWith<Namespace> Namespace::parse(std::string_view ns) {
             "collection name '{}' contains '$' or NUL, which are not allowed", printable(coll)));
     if (Status s = checkText(coll, "collection name"); !s.ok())
         return s;
-    if (coll.starts_with("system."))
+    // system.profile is the profiler's capped collection: readable, and
+    // creatable (capped) by users as in MongoDB to choose its size.
+    if (coll.starts_with("system.") && coll != kProfileColl)
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' is reserved: names beginning with 'system.' belong to the "
             "engine",

@@ -78,7 +78,10 @@ Status Profiler::ensureCollection(std::string_view db) {
     std::string ns = fmt::format("{}.system.profile", db);
     if (engine_.catalog().lookup(ns))
         return Status::OK();
-    Status s = session_->createCollection(ns);  // MERGE: capped
+    CollectionOptions options;
+    options.capped = true;
+    options.cappedSizeBytes = kDefaultSizeBytes;
+    Status s = session_->createCollection(ns, options);
     if (s.code() == StatusCode::kNamespaceExists)
         return Status::OK();
     return s;

@@ -65,6 +65,7 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
         }
     }
     auto session = openSession();
+    session->setApplyingOplog(true);  // the log holds every capped eviction
     for (size_t i = 0; i < records.size(); ++i) {
         if (!apply[i])
             continue;
@@ -76,8 +77,12 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
             // Commands replay idempotently: the checkpoint's catalog may
             // already hold what a command logged just after it began did.
             Status s;
-            if (e.value == "create") {
-                s = session->createCollection(e.ns);
+            CollectionOptions options;
+            auto create = parseCreateCommand(e.value, &options);
+            if (!create.ok())
+                return create.status();
+            if (create.value()) {
+                s = session->createCollection(e.ns, options);
                 if (s.code() == StatusCode::kNamespaceExists)
                     s = Status::OK();
             } else if (e.value == "drop" || e.value == "dropDatabase") {

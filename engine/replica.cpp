@@ -80,6 +80,7 @@ ReplicaApplier::ReplicaApplier(Engine& secondary, ReplicaOptions options,
         auto w = std::make_unique<Worker>();
         w->session = secondary.openSession();
         w->session->setLockTimeout(options_.pollWait);
+        w->session->setApplyingOplog(true);  // capped evictions come in the log
         workers_.push_back(std::move(w));
     }
     stats_.lastAppliedTs = options.startAfter;
@@ -206,8 +207,12 @@ Status ReplicaApplier::applyCommand(const oplog::OplogEntry& e) {
     Session& s = *commandSession_;
     Status r;
     StatusCode fine = StatusCode::kOk;  // what an idempotent repeat returns
-    if (e.value == "create") {
-        r = retryLockTimeouts([&] { return s.createCollection(e.ns); });
+    CollectionOptions options;
+    auto create = parseCreateCommand(e.value, &options);
+    if (!create.ok()) {
+        r = create.status();
+    } else if (create.value()) {
+        r = retryLockTimeouts([&] { return s.createCollection(e.ns, options); });
         fine = StatusCode::kNamespaceExists;
     } else if (e.value == "drop") {
         r = retryLockTimeouts([&] { return s.dropCollection(e.ns); });

@@ -153,19 +153,22 @@ Status Session::checkCatalogChange(std::string_view db, std::string_view what) c
     return Status::OK();
 }
 
-Status Session::createCollection(std::string_view ns) {
+Status Session::createCollection(std::string_view ns, const CollectionOptions& options) {
     OpScope op(*this, {CurOpType::kCommand, "create", ns});
     return op.finish([&]() -> Status {
         auto parsed = Namespace::parse(ns);
         if (!parsed.ok())
             return parsed.status();
+        if (Status s = validateCollectionOptions(options); !s.ok())
+            return s;
         if (Status s = checkCatalogChange(parsed.value().db(), "create a collection"); !s.ok())
             return s;
         lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
         if (!locks.status().ok())
             return locks.status();
-        return changeCatalog(ns, "create",
-                             [&] { return engine_.catalog_.create(parsed.value()).status(); });
+        return changeCatalog(ns, createCommand(options), [&] {
+            return engine_.catalog_.create(parsed.value(), options).status();
+        });
     }());
 }
 
@@ -528,6 +531,11 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
 
 Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
                             std::string_view value) {
+    if (CappedState* capped = coll.capped()) [[unlikely]] {
+        if (!applyingOplog_)
+            return writeCapped(op, coll, key, value);
+        capped->markStale();
+    }
     auto& txns = engine_.txns_;
     if (explicit_) {
         auto pin = engine_.epochs_.pin();

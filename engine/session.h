@@ -93,7 +93,10 @@ class Session {
     Session& operator=(const Session&) = delete;
 
     // --- catalog (X on the collection, X on the database for dropDatabase) ---
-    Status createCollection(std::string_view ns);
+    /// With `options` (engine/collection_options.h) a capped collection:
+    /// InvalidArgument for bad options. Logged as one oplog command that
+    /// carries them (createCommand).
+    Status createCollection(std::string_view ns, const CollectionOptions& options = {});
     Status dropCollection(std::string_view ns);
     Status dropDatabase(std::string_view db);
 
@@ -167,6 +170,11 @@ class Session {
         lockTimeout_ = timeout;
     }
     void setRetryTimeout(std::chrono::milliseconds timeout) { retryTimeout_ = timeout; }
+    /// For oplog replay, replicas and checkpoint loads: writes to capped
+    /// collections are applied as given, inside transactions too, without
+    /// evicting (the log already holds the evictions); the collection's
+    /// order is read again from the data by its next capped write.
+    void setApplyingOplog(bool on) { applyingOplog_ = on; }
     /// Any thread: interrupts the operation running in this session, like
     /// MongoDB's killOp. A lock wait returns Interrupted; an implicit write's
     /// (or withTransaction's) retry loop stops with Interrupted. An interrupt
@@ -266,6 +274,10 @@ class Session {
     void dropStaleCache();
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
+    /// A write to a capped collection, with its evictions in the same
+    /// transaction (engine/capped_write.cpp). The caller holds IX on it.
+    Status writeCapped(WriteOp op, Collection& coll, std::string_view key,
+                       std::string_view value);
     /// One attempt of a write inside txn_. The caller pins the engine's
     /// EpochManager around the call.
     Status applyWrite(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
@@ -310,6 +322,7 @@ class Session {
     mvcc::Timestamp lastCommitTs_ = mvcc::kNoTimestamp;
     std::atomic<bool> interrupted_{false};
     bool inWithTransaction_ = false;
+    bool applyingOplog_ = false;
     int openCursors_ = 0;
 
     CurOp curOp_;

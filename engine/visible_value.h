@@ -17,16 +17,21 @@ namespace mvkv::engine {
 /// nothing or a deletion. The caller pins the engine's EpochManager for as
 /// long as it uses `*value`.
 /// `reader()` returns the caller's HistoryStore::Reader; it is called only
-/// when the history store must be read.
+/// when the history store must be read. `*startTs` (may be null) gets the
+/// version's commit timestamp (kNoTimestamp for the reader's own write).
 template <class ReaderFn>
 inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& txn,
                              const historystore::HistoryStore& history, ReaderFn&& reader,
-                             uint32_t collection, std::string_view key, std::string_view* value) {
+                             uint32_t collection, std::string_view key, std::string_view* value,
+                             mvcc::Timestamp* startTs = nullptr) {
     bool lookInHistory = false;
     if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory)) {
         if (u->isTombstone())
             return false;
         *value = u->value();
+        if (startTs)
+            *startTs = u->state() == mvcc::UpdateState::kCommitted ? u->startTs()
+                                                                  : mvcc::kNoTimestamp;
         return true;
     }
     if (!lookInHistory)
@@ -35,6 +40,8 @@ inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& 
     if (!e || e->tombstone)
         return false;
     *value = e->value();
+    if (startTs)
+        *startTs = e->startTs;
     return true;
 }
 

@@ -1287,3 +1287,54 @@ TEST_CASE("Ctrl-C stops a script read from a pipe, even while it waits for input
     CHECK(r.code == 1);
     CHECK(r.out.find("\"put\"") == std::string::npos);
 }
+
+TEST_CASE("create COLL capped size=... max=...: the cap holds, status shows it, a reopen keeps it") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c capped size=20 max=3; put c z 1; put c a 2; put c m 3; put c b 4; "
+                      "scan c; status collections");
+    CHECK(r.code == 0);
+    auto o = r.objects();
+    REQUIRE(o.size() == 7);
+    CHECK(o[0] == json::parse(R"({"cmd":"create","session":"main","ok":true,"ns":"test.c",
+                                  "capped":true,"size":20,"max":3})"));
+    // z, the oldest (not the smallest key), made room for b.
+    CHECK(o[5]["items"] == json::parse(R"([{"key":"a","value":"2"},{"key":"b","value":"4"},
+                                           {"key":"m","value":"3"}])"));
+    const json& c = o[6]["status"]["test.c"];
+    CHECK(c["capped"] == true);
+    CHECK(c["maxSize"] == 20);
+    CHECK(c["max"] == 3);
+    CHECK(c["keys"] == 3);
+    CHECK(c["bytes"] == 6);
+
+    // A second run on the same directory: still capped, same order.
+    Result again = json_c(dir.path, "put c y 5; scan c; status collections");
+    CHECK(again.code == 0);
+    auto a = again.objects();
+    REQUIRE(a.size() == 3);
+    CHECK(a[1]["items"] == json::parse(R"([{"key":"b","value":"4"},{"key":"m","value":"3"},
+                                           {"key":"y","value":"5"}])"));
+    CHECK(a[2]["status"]["test.c"]["maxSize"] == 20);
+
+    // Without max; and the human line.
+    Result h = human_c(dir.path, "create d capped size=100");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("created test.d capped at 100 bytes") != std::string::npos);
+
+    // Bad input: one error each, nothing created.
+    Result bad = json_c(dir.path,
+                        "create e capped; create e capped size=0; create e capped size=5 min=2; "
+                        "create e capped size=-1; create e size=3; create e capped max=3; "
+                        "show collections");
+    auto b = bad.objects();
+    REQUIRE(b.size() == 7);
+    for (size_t i = 0; i < 6; ++i) {
+        CAPTURE(i);
+        CHECK(b[i]["ok"] == false);
+        CHECK(b[i]["code"] == "InvalidArgument");
+    }
+    CHECK(b[1]["error"].get<std::string>().find("capped size 0 is out of range") !=
+          std::string::npos);
+    CHECK(b[6]["collections"] == json::parse(R"(["c","d"])"));
+}

@@ -1,6 +1,9 @@
 // use, show dbs / show collections, create, drop, dropdb.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "engine/namespace.h"
 #include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
@@ -44,13 +47,56 @@ Reply show(Shell& sh, const Args& a) {
         "show what? {}; usage: show dbs | show collections", displayBytes(a[0].text, 40))));
 }
 
+constexpr std::string_view kCreateUsage = "create COLL [capped size=BYTES [max=N]]";
+
+// The options after COLL: none, or "capped size=BYTES [max=N]".
+Status createOptions(const Args& a, engine::CollectionOptions* o) {
+    if (a.size() == 1)
+        return Status::OK();
+    if (lowerCase(a[1].text) != "capped")
+        return Status::InvalidArgument(fmt::format("unexpected {}; usage: {}",
+                                                   displayBytes(a[1].text, 40), kCreateUsage));
+    o->capped = true;
+    bool sawSize = false;
+    for (size_t i = 2; i < a.size(); ++i) {
+        std::string name, value;
+        if (!splitOption(a[i].text, &name, &value) || (name != "size" && name != "max"))
+            return Status::InvalidArgument(fmt::format(
+                "unexpected {}; usage: {}", displayBytes(a[i].text, 40), kCreateUsage));
+        auto n = parseNumber(value, name);
+        if (!n.ok())
+            return n.status();
+        // Past int64 is out of range for the engine too, which says so.
+        const auto v = static_cast<int64_t>(std::min<uint64_t>(n.value(), INT64_MAX));
+        (name == "size" ? o->cappedSizeBytes : o->cappedMaxDocs) = v;
+        sawSize = sawSize || name == "size";
+    }
+    if (!sawSize)
+        return Status::InvalidArgument(
+            fmt::format("a capped collection needs size=BYTES; usage: {}", kCreateUsage));
+    return Status::OK();
+}
+
 Reply create(Shell& sh, const Args& a) {
     std::string ns = sh.ns(a[0]);
-    if (Status s = sh.session().createCollection(ns); !s.ok())
+    engine::CollectionOptions o;
+    if (Status s = createOptions(a, &o); !s.ok())
+        return Reply::error(s);
+    if (Status s = sh.session().createCollection(ns, o); !s.ok())
         return Reply::error(s);
     Reply r;
     r.fields["ns"] = ns;
-    r.lines.push_back("created " + displayBytes(ns));
+    if (!o.capped) {
+        r.lines.push_back("created " + displayBytes(ns));
+        return r;
+    }
+    r.fields["capped"] = true;
+    r.fields["size"] = o.cappedSizeBytes;
+    r.fields["max"] = o.cappedMaxDocs;
+    r.lines.push_back(fmt::format("created {} capped at {} bytes{}", displayBytes(ns),
+                                  o.cappedSizeBytes,
+                                  o.cappedMaxDocs ? fmt::format(" and {} entries", o.cappedMaxDocs)
+                                                  : std::string()));
     return r;
 }
 
@@ -80,8 +126,10 @@ void addCatalogCommands(CommandTable& t) {
            use});
     t.add({"show", "show dbs | show collections",
            "list databases, or the current database's collections", 1, 1, show});
-    t.add(
-        {"create", "create COLL", "create collection COLL in the current database", 1, 1, create});
+    t.add({"create", std::string(kCreateUsage),
+           "create collection COLL in the current database; capped: oldest entries go once "
+           "key+value bytes pass size (or entries pass max)",
+           1, 4, create});
     t.add({"drop", "drop COLL", "drop collection COLL (takes X on it: waits for sessions using it)",
            1, 1, drop});
     t.add({"dropdb", "dropdb DB", "drop database DB and all its collections", 1, 1, dropdb});
