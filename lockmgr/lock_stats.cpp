@@ -59,11 +59,24 @@ LockStats snapshotOf(const std::array<std::atomic<uint64_t>, LockStats::kSize>& 
 
 LockStats LockerLockStats::snapshot() const { return snapshotOf(counters_); }
 
-LockStats LockerLockStats::operationSnapshot() const { return snapshotOf(opCounters_); }
+LockStats LockerLockStats::operationSnapshot() const {
+    LockStats out = snapshotOf(opCounters_);
+    for (int m = 0; m < kLockModeCount; ++m) {
+        uint64_t n = opChains_[size_t(m)].load(std::memory_order_relaxed);
+        if (n == 0)
+            continue;
+        for (ResourceType t :
+             {ResourceType::kGlobal, ResourceType::kDatabase, ResourceType::kCollection})
+            out.add(t, LockMode(m), LockStatKind::kAcquireCount, n);
+    }
+    return out;
+}
 
 void LockerLockStats::resetAllOperation() {
     for (auto& c : opCounters_)
         c.store(0, std::memory_order_relaxed);
+    for (auto& o : opChains_)
+        o.store(0, std::memory_order_relaxed);
     opTouched_ = 0;
     opOverflow_ = false;
 }

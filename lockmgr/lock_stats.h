@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -80,6 +81,17 @@ class LockerLockStats {
         }
         o.store(before + n, std::memory_order_relaxed);
     }
+    /// The lock chain's fast path: one acquisition each of Global, Database
+    /// and Collection in `m`. The operation's share is one counter, not three.
+    [[gnu::always_inline]] void addChain(LockMode m) {
+        for (ResourceType t : {ResourceType::kGlobal, ResourceType::kDatabase,
+                               ResourceType::kCollection}) {
+            auto& c = counters_[LockStats::index(t, m, LockStatKind::kAcquireCount)];
+            c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        }
+        auto& o = opChains_[size_t(m)];
+        o.store(o.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     LockStats snapshot() const;
     /// The current operation's counters (any thread; each read once).
     LockStats operationSnapshot() const;
@@ -92,6 +104,8 @@ class LockerLockStats {
         for (uint32_t j = 0; j < opTouched_; ++j)
             opCounters_[touched_[j]].store(0, std::memory_order_relaxed);
         opTouched_ = 0;
+        for (auto& o : opChains_)
+            o.store(0, std::memory_order_relaxed);
     }
 
   private:
@@ -100,6 +114,7 @@ class LockerLockStats {
 
     std::array<std::atomic<uint64_t>, LockStats::kSize> counters_{};
     std::array<std::atomic<uint64_t>, LockStats::kSize> opCounters_{};
+    std::array<std::atomic<uint64_t>, kLockModeCount> opChains_{};  // addChain's, by mode
     std::array<uint16_t, kMaxTouched> touched_{};  // owner thread only
     uint32_t opTouched_ = 0;
     bool opOverflow_ = false;

@@ -335,9 +335,7 @@ class Locker {
         grantChainRequest(c, mode, 2);
         requests_.assign3(g, d, c);  // empty before (checked above)
         global_ = g;
-        stats_.add(ResourceType::kGlobal, mode, LockStatKind::kAcquireCount);
-        stats_.add(ResourceType::kDatabase, mode, LockStatKind::kAcquireCount);
-        stats_.add(ResourceType::kCollection, mode, LockStatKind::kAcquireCount);
+        stats_.addChain(mode);
         out[0] = g;
         out[1] = d;
         out[2] = c;
