@@ -67,7 +67,9 @@ StatusWith<Namespace> Namespace::parse(std::string_view ns) {
             "collection name '{}' contains '$' or NUL, which are not allowed", printable(coll)));
     if (Status s = checkText(coll, "collection name"); !s.ok())
         return s;
-    if (coll.starts_with("system."))
+    // system.profile is the profiler's (engine/profiler.h): readable and
+    // droppable by name, and creatable, as in MongoDB (to size it anew).
+    if (coll.starts_with("system.") && coll != "system.profile")
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' is reserved: names beginning with 'system.' belong to the "
             "engine",

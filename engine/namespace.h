@@ -3,7 +3,7 @@
 // Rules (MongoDB's, simplified): the database name is 1..64 bytes with none
 // of  / \ . space " $ * < > : | ?  and no NUL; the collection name is 1..200
 // bytes with no '$' and no NUL and may contain dots; a name beginning with
-// "system." is reserved. The database `local` is reserved for the engine (the
+// "system." is reserved, but for "system.profile" (the profiler's). The database `local` is reserved for the engine (the
 // oplog) and refused for user collections.
 //
 // Thread safety: a plain value.
