@@ -1627,3 +1627,19 @@ TEST_CASE("issue 16: the new commands are in help") {
     CHECK(all.find("show dbs | collections | profile [limit=N] | log [limit=N]") != std::string::npos);
     CHECK(all.find("slowms") != std::string::npos);
 }
+
+TEST_CASE("issue 16: a bg command that never reaches the engine leaves its opid to no later operation") {
+    Child c({"--memory", "--json"});
+    REQUIRE(ask(c, "create c")["ok"] == true);
+    json bg = ask(c, "bg scan c limit x");  // refused by the shell before Session::scan
+    REQUIRE(bg["ok"] == true);
+    const std::string opid = bg["opid"].dump();
+    CHECK(ask(c, "wait " + opid)["code"] == "InvalidArgument");
+    REQUIRE(ask(c, "profile 2")["ok"] == true);
+    REQUIRE(ask(c, "put c k v")["ok"] == true);
+    json prof = ask(c, "show profile limit=1");
+    REQUIRE(prof["entries"].size() == 1);
+    CHECK(prof["entries"][0]["op"] == "update");
+    CHECK(prof["entries"][0]["opid"].dump() != opid);
+    c.finish();
+}

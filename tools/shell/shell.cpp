@@ -111,6 +111,8 @@ uint64_t Shell::startJob(const CommandSpec& spec, Args args, std::string text) {
         if (unlimited)
             j->context.session->setLockTimeout(std::nullopt);
         Reply r = dispatch(spec, args);
+        // `killop N` must never reach a later command of this session.
+        j->context.session->dropReservedOpid();
         if (unlimited)
             j->context.session->setLockTimeout(kDefaultLockTimeout);
         context_ = nullptr;
