@@ -194,6 +194,9 @@ class Session {
     /// Hands out an opid now for the next operation this session runs (the
     /// shell's `bg` prints it before the command starts).
     uint64_t reserveOpid();
+    /// Forgets a reserved opid that no operation took (a `bg` command that
+    /// failed before reaching the engine), so no later operation takes it.
+    void dropReservedOpid() { reservedOpid_.store(0, std::memory_order_relaxed); }
     lockmgr::Locker& locker() { return locker_; }
     Engine& engine() { return engine_; }
 

@@ -1338,3 +1338,359 @@ TEST_CASE("create COLL capped size=... max=...: the cap holds, status shows it, 
           std::string::npos);
     CHECK(b[6]["collections"] == json::parse(R"(["c","d"])"));
 }
+
+// ---- issue 16: operations (bg, wait, jobs, currentop, killop, serverstatus,
+// profile, show profile, show log, set slowms, delrange) ----
+
+namespace {
+
+/// Sends one line to a `--json` shell and returns the one object it prints.
+json ask(Child& c, const std::string& line) {
+    c.send(line + "\n");
+    auto out = c.readLine(60s);
+    REQUIRE_MESSAGE(out, "no reply to `" << line << "`; stderr: " << c.err);
+    json j = json::parse(*out, nullptr, false);
+    REQUIRE_MESSAGE(!j.is_discarded(), "not JSON: " << *out);
+    return j;
+}
+
+/// The inprog entry of `opid` in a currentop reply (null when absent).
+json inprogOf(const json& reply, uint64_t opid) {
+    for (const json& e : reply["inprog"])
+        if (e.value("opid", uint64_t{0}) == opid)
+            return e;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("issue 16: a lock queue: bg drop waits for X behind a transaction, currentop shows it, killop ends it") {
+    TempDir dir("mvkv-shell");
+    Child c({dir.path, "--json", "--sync", "none"});
+    REQUIRE(ask(c, "create c")["ok"] == true);
+    REQUIRE(ask(c, "session s1")["ok"] == true);
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c k v")["ok"] == true);  // s1 holds IX on test.c until it ends
+    REQUIRE(ask(c, "session s2")["ok"] == true);
+    json bg = ask(c, "bg drop c");
+    REQUIRE(bg["ok"] == true);
+    CHECK(bg["cmd"] == "bg");
+    CHECK(bg["session"] == "s2");
+    const uint64_t opid = bg["opid"].get<uint64_t>();
+    CHECK(opid > 0);
+
+    // s2 is busy while its drop waits: a foreground command there is refused.
+    json busy = ask(c, "get c k");
+    CHECK(busy["ok"] == false);
+    CHECK(busy["code"] == "Busy");
+    CHECK(busy["error"].get<std::string>().find("drop c") != std::string::npos);
+    CHECK(busy["hint"].get<std::string>().find("wait " + std::to_string(opid)) != std::string::npos);
+
+    // From another session: poll currentop until the drop shows as waiting
+    // (it may not have reached the lock manager yet); bounded, never a sleep.
+    REQUIRE(ask(c, "session s3")["ok"] == true);
+    json waiter;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        json cur = ask(c, "currentop");
+        REQUIRE(cur["ok"] == true);
+        CHECK(cur["cmd"] == "currentop");
+        json e = inprogOf(cur, opid);
+        if (!e.is_null() && e["waitingForLock"] == true) {
+            waiter = e;
+            break;
+        }
+    }
+    REQUIRE_MESSAGE(!waiter.is_null(), "the drop never showed as waiting in currentop");
+    CHECK(waiter["client"] == "s2");
+    CHECK(waiter["op"] == "command");
+    CHECK(waiter["ns"] == "test.c");
+    CHECK(waiter["command"].contains("drop"));
+    CHECK(waiter["lockWaitingFor"]["mode"] == "X");
+    CHECK(waiter["lockWaitingFor"]["type"] == "Collection");
+
+    // jobs lists it as running; sessions shows s2 busy with it.
+    json jobs = ask(c, "jobs");
+    REQUIRE(jobs["jobs"].size() == 1);
+    CHECK(jobs["jobs"][0] == json{{"opid", opid}, {"session", "s2"}, {"command", "drop c"},
+                                  {"state", "running"}});
+    bool sawBusy = false;
+    const json sessions = ask(c, "sessions");
+    for (const json& s : sessions["sessions"])
+        if (s["name"] == "s2")
+            sawBusy = s["busy"] == true && s["bgOpid"] == opid;
+    CHECK(sawBusy);
+
+    json kill = ask(c, "killop " + std::to_string(opid));
+    CHECK(kill == json{{"cmd", "killop"}, {"session", "s3"}, {"ok", true}, {"opid", opid}});
+    json ended = ask(c, "wait " + std::to_string(opid));
+    CHECK(ended["cmd"] == "drop");  // the reply the drop would have printed
+    CHECK(ended["session"] == "s2");
+    CHECK(ended["ok"] == false);
+    CHECK(ended["code"] == "Interrupted");
+
+    // It ended: killing it again is a clear error; s2 takes commands again;
+    // the collection and s1's transaction are untouched.
+    json again = ask(c, "killop " + std::to_string(opid));
+    CHECK(again["ok"] == false);
+    CHECK(again["code"] == "NotFound");
+    CHECK(ask(c, "jobs")["jobs"][0]["state"] == "done");
+    CHECK(ask(c, "jobs")["jobs"][0]["code"] == "Interrupted");
+    REQUIRE(ask(c, "session s2")["ok"] == true);
+    CHECK(ask(c, "show collections")["collections"] == json::array({"c"}));
+    REQUIRE(ask(c, "session s1")["ok"] == true);
+    json commit = ask(c, "commit");
+    CHECK(commit["ok"] == true);
+    CHECK(commit["writes"] == 1);
+    Result r = c.finish();
+    CHECK(r.exited);
+    CHECK(r.code == 1);  // the Busy refusal, the failed wait and the second killop
+    CHECK(getValue(dir.path, "c", "k") == "v");
+}
+
+TEST_CASE("issue 16: bg + wait of an ordinary command; wait and killop of unknown or finished opids; bg refusals") {
+    Child c({"--memory", "--json"});
+    REQUIRE(ask(c, "create c")["ok"] == true);
+    for (const char* k : {"a", "b", "c"})
+        REQUIRE(ask(c, std::string("put c ") + k + " 1")["ok"] == true);
+    json bg = ask(c, "bg scan c b limit 5");
+    REQUIRE(bg["ok"] == true);
+    const uint64_t opid = bg["opid"].get<uint64_t>();
+    json done = ask(c, "wait " + std::to_string(opid));
+    CHECK(done == json::parse(R"({"cmd":"scan","session":"main","ok":true,
+                                  "items":[{"key":"b","value":"1"},{"key":"c","value":"1"}]})"));
+    // A finished job can be waited for again; its opid no longer runs.
+    CHECK(ask(c, "wait " + std::to_string(opid)) == done);
+    json kill = ask(c, "killop " + std::to_string(opid));
+    CHECK(kill["ok"] == false);
+    CHECK(kill["code"] == "NotFound");
+    CHECK(kill["error"].get<std::string>().find("finished") != std::string::npos);
+    json unknown = ask(c, "wait 999999");
+    CHECK(unknown["cmd"] == "wait");
+    CHECK(unknown["code"] == "NotFound");
+    CHECK_FALSE(unknown["hint"].get<std::string>().empty());
+    CHECK(ask(c, "wait x")["code"] == "InvalidArgument");
+    CHECK(ask(c, "killop 0")["code"] == "InvalidArgument");
+    // A second background command in the same session gets its own opid and the
+    // write happens; its error comes back through wait.
+    json bg2 = ask(c, "bg insert c a 2");
+    REQUIRE(bg2["ok"] == true);
+    CHECK(bg2["opid"].get<uint64_t>() > opid);
+    json dup = ask(c, "wait " + bg2["opid"].dump());
+    CHECK(dup["cmd"] == "insert");
+    CHECK(dup["code"] == "DuplicateKey");
+    json bg3 = ask(c, "bg count c");
+    CHECK(ask(c, "wait " + bg3["opid"].dump())["count"] == 3);
+    json jobs = ask(c, "jobs");
+    REQUIRE(jobs["jobs"].size() == 3);
+    CHECK(jobs["jobs"][0]["command"] == "scan c b limit 5");
+    CHECK(jobs["jobs"][1]["code"] == "DuplicateKey");
+    CHECK(jobs["jobs"][2]["state"] == "done");
+    // Refused: the shell's own state, an unknown command, wrong arguments.
+    json own = ask(c, "bg session x");
+    CHECK(own["cmd"] == "bg");
+    CHECK(own["code"] == "IllegalOperation");
+    CHECK(ask(c, "bg wait 1")["code"] == "IllegalOperation");
+    CHECK(ask(c, "bg nope")["code"] == "InvalidArgument");
+    CHECK(ask(c, "bg put c")["code"] == "InvalidArgument");
+    CHECK(ask(c, "bg")["code"] == "InvalidArgument");
+    Result r = c.finish();
+    CHECK(r.code == 1);
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("issue 16: human mode: bg prints its opid, a finished one is noticed at the next prompt, jobs, currentop") {
+    Child c({"--memory"});
+    c.send("create c; put c a 1\nbg count c\n");
+    REQUIRE(c.readLine() == "created test.c");
+    REQUIRE(c.readLine() == "ok");
+    auto started = c.readLine();
+    REQUIRE(started);
+    REQUIRE(startsWith(*started, "[bg "));
+    CHECK(started->find("] count c") != std::string::npos);
+    const std::string opid = started->substr(4, started->find(']') - 4);
+    // Poll jobs until the notice shows: it is printed before the line after
+    // the command finished is read (bounded, never a sleep).
+    std::optional<std::string> notice;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!notice && std::chrono::steady_clock::now() < deadline) {
+        c.send("jobs\n");
+        for (int i = 0; i < 2 && !notice; ++i) {  // a header and one row, or the notice
+            auto line = c.readLine();
+            REQUIRE(line);
+            if (startsWith(*line, "[bg "))
+                notice = *line;
+            else if (line->find("count c") != std::string::npos)
+                CHECK(words(*line)[0] == opid);
+        }
+    }
+    REQUIRE(notice);
+    CHECK(startsWith(*notice, "[bg " + opid + "] done: count c (session main)"));
+    // What is left of the last jobs listing comes before wait's output.
+    c.send("wait " + opid + "\ncurrentop\nkillop " + opid + "\n");
+    std::optional<std::string> line;
+    while ((line = c.readLine()) && (line->find("opid") != std::string::npos ||
+                                      line->find("count c") != std::string::npos)) {
+    }
+    CHECK(line == "1");  // count's own output, from wait
+    CHECK(c.readLine() == "(no operation running)");
+    Result r = c.finish();
+    CHECK(r.code == 1);
+    CHECK(startsWith(r.err, "error: NotFound: no running operation has opid " + opid));
+}
+
+TEST_CASE("issue 16: currentop all shows an idle transaction; the human table has its columns") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path, "create c; session s1; begin; put c k v; session main; "
+                                "currentop; currentop all; currentop nope");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 8);
+    CHECK(o[5]["inprog"] == json::array());
+    REQUIRE(o[6]["inprog"].size() == 1);
+    const json& idle = o[6]["inprog"][0];
+    CHECK(idle["type"] == "idleSession");
+    CHECK(idle["client"] == "s1");
+    CHECK(idle["active"] == false);
+    CHECK(idle["transaction"].is_object());
+    CHECK(idle["locks"].contains("Collection"));
+    CHECK(o[7]["code"] == "InvalidArgument");
+    Result h = human_c(dir.path, "session s1; begin; put c k w; session main; currentop all");
+    auto lines = h.outLines();
+    REQUIRE(lines.size() >= 2);
+    auto header = words(lines[lines.size() - 2]);
+    CHECK(header == std::vector<std::string>{"opid", "session", "op", "ns", "secs", "waiting",
+                                             "lock", "waited", "for"});
+    CHECK(words(lines.back())[1] == "s1");
+}
+
+TEST_CASE("issue 16: delrange removes FROM..TO inclusive and says how many; in a transaction it is undone by abort") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path, "create c; put c a 1; put c b 2; put c c 3; put c d 4; "
+                                "delrange c b c; scan c; begin; delrange c a z; count c; abort; "
+                                "count c; delrange c x y; delrange nope a b; delrange c a");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 15);
+    CHECK(o[5] == json::parse(R"({"cmd":"delrange","session":"main","ok":true,"ns":"test.c","removed":2})"));
+    CHECK(o[6]["items"] == json::parse(R"([{"key":"a","value":"1"},{"key":"d","value":"4"}])"));
+    CHECK(o[8]["removed"] == 2);
+    CHECK(o[9]["count"] == 0);
+    CHECK(o[11]["count"] == 2);  // the abort undid the transaction's delrange
+    CHECK(o[12]["removed"] == 0);
+    CHECK(o[13]["code"] == "NamespaceNotFound");
+    CHECK(o[14]["code"] == "InvalidArgument");  // a missing argument: the usage
+    Result h = human_c(dir.path, "delrange c a a; delrange c a z");
+    CHECK(h.outLines() == std::vector<std::string>{"removed 1 key", "removed 1 key"});
+}
+
+TEST_CASE("issue 16: profile levels and settings; show profile lists the operations newest first") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; profile; profile 2; insert c a 1; get c a; del c a; "
+                      "show profile limit=3; profile 0 slowms=50 samplerate=0.5; profile; "
+                      "profile 3; profile samplerate=2; profile 1 nope=1; show profile limit=x; "
+                      "use other; show profile",
+                      {"--sync", "none"});
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 15);
+    CHECK(o[1] == json::parse(R"({"cmd":"profile","session":"main","ok":true,"was":0,"level":0,"slowms":100,"sampleRate":1.0})"));
+    CHECK(o[2]["was"] == 0);
+    CHECK(o[2]["level"] == 2);
+    const json& entries = o[6]["entries"];
+    CHECK(o[6]["cmd"] == "show");
+    REQUIRE(entries.size() == 3);
+    // Newest first: the del, the get, the insert, each a profile document.
+    CHECK(entries[0]["op"] == "remove");
+    CHECK(entries[1]["op"] == "query");
+    CHECK(entries[2]["op"] == "insert");
+    for (const json& e : entries) {
+        CHECK(e["ns"] == "test.c");
+        CHECK(e["client"] == "main");
+        CHECK(e.contains("millis"));
+        CHECK(e.contains("locks"));
+        CHECK(e.contains("ts"));
+    }
+    CHECK(entries[0]["opid"].get<uint64_t>() > entries[1]["opid"].get<uint64_t>());
+    CHECK(o[7] == json::parse(R"({"cmd":"profile","session":"main","ok":true,"was":2,"level":0,"slowms":50,"sampleRate":0.5})"));
+    CHECK(o[8]["was"] == 0);
+    CHECK(o[8]["slowms"] == 50);
+    for (int i : {9, 10, 11, 12})
+        CHECK(o[i]["code"] == "InvalidArgument");
+    CHECK(o[8]["slowms"] == 50);  // a refused profile changed nothing
+    CHECK(o[14]["entries"] == json::array());  // no profile collection in `other`
+    CHECK(o[14]["db"] == "other");
+}
+
+TEST_CASE("issue 16: set slowms 0 logs every operation; show log has them as slow-query lines") {
+    Result r = run({"--memory", "--json", "-c",
+                    "set slowms 0; create c; put c a 1; show log limit=2; show log; "
+                    "set slowms 31536000001; show log limit=-1"});
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 7);
+    CHECK(o[0] == json::parse(R"({"cmd":"set","session":"main","ok":true,"slowms":0})"));
+    const json& lines = o[3]["lines"];
+    REQUIRE(lines.size() == 2);  // the create and the put, oldest first
+    for (const json& l : lines) {
+        CHECK(l["msg"] == "Slow query");
+        CHECK(l["id"] == 51803);
+        CHECK(l["c"] == "COMMAND");
+        CHECK(l["ctx"] == "main");
+        CHECK(l["attr"]["ns"] == "test.c");
+        CHECK(l["attr"].contains("durationMillis"));
+    }
+    CHECK(lines[1]["attr"]["command"].contains("key"));
+    CHECK(o[4]["lines"].size() >= 2);
+    CHECK(o[5]["code"] == "InvalidArgument");
+    CHECK(o[6]["code"] == "InvalidArgument");
+    Result h = run({"--memory", "-c", "show log"});
+    CHECK(h.code == 0);
+    CHECK(startsWith(h.out, "(no slow operations logged"));
+}
+
+TEST_CASE("issue 16: serverstatus, whole and by section; an unknown section names the others") {
+    Result r = run({"--memory", "--json", "-c",
+                    "create c; put c a 1; serverstatus; serverstatus opcounters; serverstatus nope"});
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 5);
+    for (const char* section : {"globalLock", "locks", "opcounters", "metrics", "transactions"})
+        CHECK(o[2].contains(section));
+    CHECK_FALSE(o[3].contains("locks"));
+    CHECK(o[3]["opcounters"]["insert"].get<uint64_t>() + o[3]["opcounters"]["update"].get<uint64_t>() >= 1);
+    CHECK(o[4]["code"] == "InvalidArgument");
+    CHECK(o[4]["error"].get<std::string>().find("opcounters") != std::string::npos);
+}
+
+TEST_CASE("issue 16: the new commands are in help") {
+    Result r = run({"--memory", "--json", "-c", "help"});
+    const auto o = r.objects();
+    REQUIRE(o.size() == 1);
+    std::string all;
+    for (const json& c : o[0]["commands"])
+        all += c["usage"].get<std::string>() + "\n";
+    for (const char* usage : {"bg COMMAND", "wait OPID", "jobs", "currentop [all]", "killop OPID",
+                              "serverstatus [SECTION]", "profile [LEVEL] [slowms=N] [samplerate=F]",
+                              "delrange COLL FROM TO"})
+        CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
+    CHECK(all.find("show dbs | collections | profile [limit=N] | log [limit=N]") != std::string::npos);
+    CHECK(all.find("slowms") != std::string::npos);
+}
+
+TEST_CASE("issue 16: a bg command that never reaches the engine leaves its opid to no later operation") {
+    Child c({"--memory", "--json"});
+    REQUIRE(ask(c, "create c")["ok"] == true);
+    json bg = ask(c, "bg scan c limit x");  // refused by the shell before Session::scan
+    REQUIRE(bg["ok"] == true);
+    const std::string opid = bg["opid"].dump();
+    CHECK(ask(c, "wait " + opid)["code"] == "InvalidArgument");
+    REQUIRE(ask(c, "profile 2")["ok"] == true);
+    REQUIRE(ask(c, "put c k v")["ok"] == true);
+    json prof = ask(c, "show profile limit=1");
+    REQUIRE(prof["entries"].size() == 1);
+    CHECK(prof["entries"][0]["op"] == "update");
+    CHECK(prof["entries"][0]["opid"].dump() != opid);
+    c.finish();
+}

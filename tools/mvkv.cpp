@@ -172,6 +172,12 @@ int main(int argc, char** argv) {
                 status = 1;
                 break;
             }
+            if (!json) {  // background commands that ended since the last prompt
+                tools::Reply notices;
+                notices.lines = shell.takeNotices();
+                if (!notices.lines.empty())
+                    print(notices);
+            }
             std::string prompt = fmt::format("{}:{}> ", tools::displayBytes(shell.db()),
                                              tools::displayBytes(shell.sessionName()));
             std::optional<std::string> line = reader->next(prompt);
@@ -230,6 +236,15 @@ int main(int argc, char** argv) {
                     }
                 }
             }
+        }
+        // Background commands still running are stopped (as a closed
+        // connection's operations are in MongoDB), then told of.
+        shell.stopJobs();
+        if (!json) {
+            tools::Reply notices;
+            notices.lines = shell.takeNotices();
+            if (!notices.lines.empty())
+                print(notices);
         }
         shell.stopTail();  // what the script's commands logged is printed first
         if (interactive)

@@ -32,8 +32,9 @@ std::string lowerCase(std::string_view s) {
     return out;
 }
 
-void CommandTable::add(CommandSpec spec) {
+CommandSpec& CommandTable::add(CommandSpec spec) {
     commands_.push_back(std::move(spec));
+    return commands_.back();
 }
 
 const CommandSpec* CommandTable::find(std::string_view word) const {
@@ -59,8 +60,8 @@ std::vector<std::string> CommandTable::suggest(std::string_view word) const {
         {"tables", "show"},     {"dbs", "show"},       {"collections", "show"},
         {"start", "begin"},     {"end", "commit"},     {"set_timestamp", "set"},
         {"upsert", "put"},      {".quit", "quit"},     {".exit", "exit"},
-        {".help", "help"},      {"stats", "status"},   {"serverstatus", "status"},
-        {"currentop", "sessions"},
+        {".help", "help"},      {"stats", "status"},   {"getlog", "show"},
+        {"setprofilinglevel", "profile"},
     };
     for (const auto& [alias, name] : kAliases)
         if (w == alias)
@@ -79,6 +80,7 @@ CommandTable makeCommandTable() {
     addDataCommands(t);
     addTxnCommands(t);
     addAdminCommands(t);
+    addOpsCommands(t);
     return t;
 }
 

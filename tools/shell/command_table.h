@@ -23,11 +23,18 @@ struct CommandSpec {
     size_t minArgs = 0;
     size_t maxArgs = 0;  // SIZE_MAX: any number
     std::function<Reply(Shell&, const Args&)> run;
+    /// Runs in the current session: refused while a `bg` command runs there
+    /// (a Session is one thread's at a time).
+    bool usesSession = true;
+    /// May run under `bg`; false for commands that change or list the
+    /// shell's own state (sessions, the current database, jobs).
+    bool background = true;
 };
 
 class CommandTable {
   public:
-    void add(CommandSpec spec);
+    /// Adds `spec`; the reference is for setting its flags at once.
+    CommandSpec& add(CommandSpec spec);
     /// The command named `word` (any case), or null.
     const CommandSpec* find(std::string_view word) const;
     /// Up to three names closest to `word` (edit distance <= 2, or a prefix).
@@ -44,6 +51,11 @@ void addCatalogCommands(CommandTable& table);
 void addDataCommands(CommandTable& table);
 void addTxnCommands(CommandTable& table);
 void addAdminCommands(CommandTable& table);
+void addOpsCommands(CommandTable& table);
+
+// `show profile` and `show log` (commands_ops.cpp; `show` is the catalog's).
+Reply showProfile(Shell& sh, const Args& options);
+Reply showLog(Shell& sh, const Args& options);
 
 std::string lowerCase(std::string_view s);
 

@@ -36,20 +36,29 @@ Reply set(Shell& sh, const Args& a) {
     if (!n.ok())
         return Reply::error(n.status());
     Status s;
+    if (what == "lock_timeout_ms" || what == "retry_ms") {
+        std::string hint;
+        if (Status idle = sh.requireIdle(&hint); !idle.ok())
+            return Reply::error(idle, hint);
+    }
     if (what == "oldest")
         s = sh.engine().setOldestTimestamp(n.value());
     else if (what == "stable")
         s = sh.engine().setStableTimestamp(n.value());
-    else if ((what == "lock_timeout_ms" || what == "retry_ms") && n.value() > kMaxWaitMs)
+    else if ((what == "lock_timeout_ms" || what == "retry_ms" || what == "slowms") &&
+             n.value() > kMaxWaitMs)
         s = Status::InvalidArgument(fmt::format("{} {} is over the limit of {} (a year)", what,
                                                 n.value(), kMaxWaitMs));
     else if (what == "lock_timeout_ms")
-        sh.session().setLockTimeout(std::chrono::milliseconds(n.value()));
+        sh.setLockTimeout(std::chrono::milliseconds(n.value()));
     else if (what == "retry_ms")
         sh.session().setRetryTimeout(std::chrono::milliseconds(n.value()));
+    else if (what == "slowms")  // the engine's, shared by every database and the profiler
+        s = sh.engine().setSlowOp(static_cast<int64_t>(n.value()),
+                                  sh.engine().slowOpLog().sampleRate());
     else
         s = Status::InvalidArgument(
-            fmt::format("cannot set {}; usage: set oldest|stable|lock_timeout_ms|retry_ms N",
+            fmt::format("cannot set {}; usage: set oldest|stable|lock_timeout_ms|retry_ms|slowms N",
                         displayBytes(a[0].text, 40)));
     if (!s.ok())
         return Reply::error(s);
@@ -369,31 +378,42 @@ Reply tailEntryReply(const oplog::OplogEntry& e) {
 }
 
 void addAdminCommands(CommandTable& t) {
-    t.add({"ts", "ts", "the timestamps: clock, oldest, stable, all_durable, oldest_reader, pinned",
-           0, 0, ts});
-    t.add({"set", "set oldest|stable|lock_timeout_ms|retry_ms N",
-           "move a timestamp, or this session's lock timeout / write-conflict retry deadline", 2, 2,
-           set});
+    // None of these but `history` uses the current session (`set` checks
+    // for itself); `tail`, `locks` and `quit` belong to the foreground.
+    auto global = [&](CommandSpec spec, bool background = true) {
+        CommandSpec& c = t.add(std::move(spec));
+        c.usesSession = false;
+        c.background = background;
+    };
+    global({"ts", "ts", "the timestamps: clock, oldest, stable, all_durable, oldest_reader, pinned",
+            0, 0, ts});
+    global({"set", "set oldest|stable|lock_timeout_ms|retry_ms|slowms N",
+            "move a timestamp, this session's lock timeout / write-conflict retry deadline, or "
+            "the slow-op threshold",
+            2, 2, set},
+           false);
     t.add({"history", "history COLL KEY",
            "every version of KEY, newest first, from the update chain and the history store", 2, 2,
            history});
-    t.add({"gc", "gc", "run the history sweep now", 0, 0, gc});
-    t.add({"checkpoint", "checkpoint", "write a checkpoint now (at the stable timestamp)", 0, 0,
-           checkpoint});
-    t.add({"repair", "repair [clear]",
-           "the repair record: every cut of a damaged oplog and the commits it lost (clear: "
-           "forget it once dealt with)",
-           0, 1, repair});
-    t.add({"oplog", "oplog [from=TS] [limit=N] [ns=NS]",
-           "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
-    t.add({"tail", "tail [ns=NS] | tail stop",
-           "follow new oplog entries in the background until `tail stop` or Ctrl-C", 0, 1, tail});
-    t.add({"locks", "locks", "the lock table: resources, granted modes and waiters", 0, 0, locks});
-    t.add(
-        {"status", "status [SECTION]", "every statistic, as JSON (or one section)", 0, 1, status});
-    t.add({"help", "help [COMMAND]", "this list, or one command's usage", 0, 1, help});
-    t.add({"quit", "quit", "leave the shell (also exit, Ctrl-D)", 0, 0, quit});
-    t.add({"exit", "exit", "leave the shell", 0, 0, quit});
+    global({"gc", "gc", "run the history sweep now", 0, 0, gc});
+    global({"checkpoint", "checkpoint", "write a checkpoint now (at the stable timestamp)", 0, 0,
+            checkpoint});
+    global({"repair", "repair [clear]",
+            "the repair record: every cut of a damaged oplog and the commits it lost (clear: "
+            "forget it once dealt with)",
+            0, 1, repair});
+    global({"oplog", "oplog [from=TS] [limit=N] [ns=NS]",
+            "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
+    global({"tail", "tail [ns=NS] | tail stop",
+            "follow new oplog entries in the background until `tail stop` or Ctrl-C", 0, 1, tail},
+           false);
+    global({"locks", "locks", "the lock table: resources, granted modes and waiters", 0, 0, locks},
+           false);
+    global({"status", "status [SECTION]", "every statistic, as JSON (or one section)", 0, 1,
+            status});
+    global({"help", "help [COMMAND]", "this list, or one command's usage", 0, 1, help});
+    global({"quit", "quit", "leave the shell (also exit, Ctrl-D)", 0, 0, quit}, false);
+    global({"exit", "exit", "leave the shell", 0, 0, quit}, false);
 }
 
 }  // namespace mvkv::tools

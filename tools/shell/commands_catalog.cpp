@@ -25,6 +25,14 @@ Reply use(Shell& sh, const Args& a) {
 
 Reply show(Shell& sh, const Args& a) {
     const std::string what = lowerCase(a[0].text);
+    const Args options(a.begin() + 1, a.end());
+    if (what == "profile")
+        return showProfile(sh, options);
+    if (what == "log")
+        return showLog(sh, options);
+    if (a.size() > 1)
+        return Reply::error(Status::InvalidArgument(fmt::format(
+            "show {} takes no option, not {}", what, displayBytes(a[1].text, 40))));
     Reply r;
     if (what == "dbs" || what == "databases") {
         auto dbs = sh.engine().listDatabases();
@@ -44,7 +52,8 @@ Reply show(Shell& sh, const Args& a) {
         return r;
     }
     return Reply::error(Status::InvalidArgument(fmt::format(
-        "show what? {}; usage: show dbs | show collections", displayBytes(a[0].text, 40))));
+        "show what? {}; usage: show dbs | collections | profile [limit=N] | log [limit=N]",
+        displayBytes(a[0].text, 40))));
 }
 
 constexpr std::string_view kCreateUsage = "create COLL [capped size=BYTES [max=N]]";
@@ -122,10 +131,15 @@ Reply dropdb(Shell& sh, const Args& a) {
 }  // namespace
 
 void addCatalogCommands(CommandTable& t) {
-    t.add({"use", "use DB", "switch the current database (created with its first collection)", 1, 1,
-           use});
-    t.add({"show", "show dbs | show collections",
-           "list databases, or the current database's collections", 1, 1, show});
+    CommandSpec& u = t.add({"use", "use DB",
+                            "switch the current database (created with its first collection)", 1,
+                            1, use});
+    u.usesSession = false;
+    u.background = false;
+    t.add({"show", "show dbs | collections | profile [limit=N] | log [limit=N]",
+           "list databases or collections; the profiler's newest entries; the slow-op log", 1, 2,
+           show})
+        .usesSession = false;  // `show profile` checks for itself
     t.add({"create", std::string(kCreateUsage),
            "create collection COLL in the current database; capped: oldest entries go once "
            "key+value bytes pass size (or entries pass max)",

@@ -1,9 +1,9 @@
-// put, insert, update, del, get, scan, count.
+// put, insert, update, del, get, scan, count, delrange.
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "engine/cursor.h"
+#include "engine/session.h"
 #include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/shell.h"
@@ -82,31 +82,32 @@ Reply scan(Shell& sh, const Args& a) {
         }
     }
     // FROM and TO are inclusive; reverse walks from TO (or the end) down to FROM.
-    std::string from = bounds.size() > 0 ? bounds[0]->text : "";
-    std::optional<std::string> to;
+    // Session::scan yields, counts in currentop and stops at killop.
+    engine::ScanOptions o;
+    if (bounds.size() > 0)
+        o.range.from = bounds[0]->text;
     if (bounds.size() > 1)
-        to = bounds[1]->text;
-    auto opened = sh.session().openCursor(sh.ns(a[0]));
-    if (!opened.ok())
-        return Reply::error(opened.status());
-    engine::Cursor& c = *opened.value();
-    Status s = reverse ? (to ? c.seekForPrev(*to) : c.last()) : c.seek(from);
+        o.range.to = bounds[1]->text;
+    o.reverse = reverse;
     Reply r;
     nlohmann::ordered_json items = nlohmann::ordered_json::array();
     std::vector<std::pair<std::string, std::string>> rows;
     uint64_t n = 0;
-    while (s.ok() && c.valid() && n < limit) {
-        if (sh.interrupted())
-            return Reply::error(Status::Interrupted("scan interrupted"));
-        if (!reverse && to && c.key() > std::string_view(*to))
-            break;
-        if (reverse && c.key() < std::string_view(from))
-            break;
-        items.push_back({{"key", bytesToJson(c.key())}, {"value", bytesToJson(c.value())}});
-        rows.emplace_back(displayBytes(c.key(), 60), displayBytes(c.value(), 200));
+    bool interrupted = false;
+    Status s = sh.session().scan(sh.ns(a[0]), o, [&](std::string_view key, std::string_view value) {
+        if (n >= limit)  // limit 0 still opens the collection (NamespaceNotFound)
+            return false;
+        if (sh.interrupted()) {  // a Ctrl-C that came before the scan began
+            interrupted = true;
+            return false;
+        }
+        items.push_back({{"key", bytesToJson(key)}, {"value", bytesToJson(value)}});
+        rows.emplace_back(displayBytes(key, 60), displayBytes(value, 200));
         ++n;
-        s = reverse ? c.prev() : c.next();
-    }
+        return n < limit;
+    });
+    if (s.ok() && interrupted)
+        s = Status::Interrupted("scan interrupted");
     if (!s.ok())
         return Reply::error(s);
     r.fields["items"] = std::move(items);
@@ -122,23 +123,24 @@ Reply scan(Shell& sh, const Args& a) {
 }
 
 Reply count(Shell& sh, const Args& a) {
-    auto opened = sh.session().openCursor(sh.ns(a[0]));
-    if (!opened.ok())
-        return Reply::error(opened.status());
-    engine::Cursor& c = *opened.value();
-    uint64_t n = 0;
-    Status s = c.first();
-    while (s.ok() && c.valid()) {
-        if (sh.interrupted())
-            return Reply::error(Status::Interrupted("count interrupted"));
-        ++n;
-        s = c.next();
-    }
-    if (!s.ok())
-        return Reply::error(s);
+    auto n = sh.session().count(sh.ns(a[0]));
+    if (!n.ok())
+        return Reply::error(n.status());
     Reply r;
-    r.fields["count"] = n;
-    r.lines.push_back(std::to_string(n));
+    r.fields["count"] = n.value();
+    r.lines.push_back(std::to_string(n.value()));
+    return r;
+}
+
+Reply delrange(Shell& sh, const Args& a) {
+    const std::string ns = sh.ns(a[0]);
+    auto n = sh.session().removeRange(ns, engine::KeyRange{a[1].text, a[2].text});
+    if (!n.ok())
+        return Reply::error(n.status());
+    Reply r;
+    r.fields["ns"] = ns;
+    r.fields["removed"] = n.value();
+    r.lines.push_back(fmt::format("removed {} key{}", n.value(), n.value() == 1 ? "" : "s"));
     return r;
 }
 
@@ -155,6 +157,10 @@ void addDataCommands(CommandTable& t) {
     t.add({"scan", "scan COLL [FROM [TO]] [limit N] [reverse]",
            "keys from FROM to TO (inclusive) in order, as a table", 1, 6, scan});
     t.add({"count", "count COLL", "how many keys this session sees", 1, 1, count});
+    t.add({"delrange", "delrange COLL FROM TO",
+           "delete every key from FROM to TO (inclusive); outside a transaction each key is its "
+           "own write (not atomic)",
+           3, 3, delrange});
 }
 
 }  // namespace mvkv::tools

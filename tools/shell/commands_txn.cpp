@@ -96,6 +96,16 @@ Reply sessions(Shell& sh, const Args&) {
     r.lines.push_back(fmt::format("  {:<16} {:<14} {:>8} {:>8} {:>7}", "session", "state",
                                   "read_ts", "txn_id", "writes"));
     for (const auto& [name, s] : sh.sessions()) {
+        if (std::optional<uint64_t> opid = sh.busyWith(name)) {
+            // Its background thread owns it: nothing of it can be read here.
+            list.push_back({{"name", name},
+                            {"current", name == sh.sessionName()},
+                            {"busy", true},
+                            {"bgOpid", *opid}});
+            r.lines.push_back(fmt::format("{} {:<16} bg opid {}", name == sh.sessionName() ? "*" : " ",
+                                          name, *opid));
+            continue;
+        }
         engine::SessionInfo i = s->info();
         list.push_back({{"name", name},
                         {"current", name == sh.sessionName()},
@@ -122,9 +132,16 @@ void addTxnCommands(CommandTable& t) {
     t.add({"commit", "commit [commit_ts=N]",
            "commit the transaction (at commit_ts, or the clock's next)", 0, 1, commit});
     t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
-    t.add({"session", "session NAME",
-           "switch to session NAME, creating it (its own transaction and locks)", 1, 1, session});
-    t.add({"sessions", "sessions", "list sessions with their transaction state", 0, 0, sessions});
+    // Both read or change the shell's table of sessions: foreground only.
+    CommandSpec& one = t.add({"session", "session NAME",
+                              "switch to session NAME, creating it (its own transaction and locks)",
+                              1, 1, session});
+    one.usesSession = false;
+    one.background = false;
+    CommandSpec& all =
+        t.add({"sessions", "sessions", "list sessions with their transaction state", 0, 0, sessions});
+    all.usesSession = false;
+    all.background = false;
 }
 
 }  // namespace mvkv::tools

@@ -27,7 +27,8 @@ std::string hintFor(const Status& s, std::string_view cmd) {
                        ? ""
                        : "create it first: create COLL (see `show collections`)";
         case StatusCode::kInterrupted:
-            return "interrupted (Ctrl-C); the session is as it was before the command";
+            return "interrupted (Ctrl-C) or killed (killop); an explicit transaction it ran in "
+                   "was aborted";
         case StatusCode::kCappedPositionLost:
             return "the oplog was capped past that point; read from the oldest entry (oplog)";
         default:
@@ -35,7 +36,17 @@ std::string hintFor(const Status& s, std::string_view cmd) {
     }
 }
 
+// Ctrl-C belongs to the shell's main thread.
+void blockSigint() {
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+}
+
 }  // namespace
+
+thread_local const Shell::Context* Shell::context_ = nullptr;
 
 StatusWith<uint64_t> parseNumber(std::string_view text, std::string_view what) {
     uint64_t v = 0;
@@ -57,20 +68,161 @@ bool splitOption(std::string_view token, std::string* name, std::string* value) 
 }
 
 Shell::Shell(engine::Engine& engine) : engine_(engine), table_(makeCommandTable()) {
-    sessions_[current_] = openSession();
+    sessions_[current_] = openSession(current_);
 }
 
-std::unique_ptr<engine::Session> Shell::openSession() {
-    // One thread runs every session: a lock another of this shell's sessions
-    // holds would never be released while this one waits for it. A finite
-    // wait turns that into a LockTimeout (set lock_timeout_ms changes it).
+std::unique_ptr<engine::Session> Shell::openSession(const std::string& name) {
+    // One thread runs every foreground command: a lock another of this
+    // shell's sessions holds would never be released while this one waits
+    // for it. A finite wait turns that into a LockTimeout (set
+    // lock_timeout_ms changes it).
     auto s = engine_.openSession();
     s->setLockTimeout(kDefaultLockTimeout);
+    s->setName(name);  // what currentop, the slow-op log and the profiler call it
     return s;
 }
 
 Shell::~Shell() {
+    stopJobs();
     stopTail();
+}
+
+void Shell::setLockTimeout(std::chrono::milliseconds timeout) {
+    session().setLockTimeout(timeout);
+    lockTimeoutSet_.insert(current_);
+}
+
+uint64_t Shell::startJob(const CommandSpec& spec, Args args, std::string text) {
+    engine::Session& s = session();
+    auto job = std::make_unique<Job>();
+    job->opid = s.reserveOpid();
+    job->text = std::move(text);
+    job->context = {current_, &s, db_, &job->stop};
+    // The default limit is there because the foreground waits for its own
+    // sessions; a background wait leaves the foreground free to release
+    // the lock, so it waits as long as it takes (or its own set limit).
+    const bool unlimited = !lockTimeoutSet_.count(current_);
+    Job* j = job.get();
+    const uint64_t opid = j->opid;
+    jobs_[opid] = std::move(job);
+    j->thread = std::thread([this, j, &spec, unlimited, args = std::move(args)] {
+        blockSigint();
+        context_ = &j->context;
+        if (unlimited)
+            j->context.session->setLockTimeout(std::nullopt);
+        Reply r = dispatch(spec, args);
+        // `killop N` must never reach a later command of this session.
+        j->context.session->dropReservedOpid();
+        if (unlimited)
+            j->context.session->setLockTimeout(kDefaultLockTimeout);
+        context_ = nullptr;
+        {
+            std::lock_guard lock(jobsMutex_);
+            j->reply = std::move(r);
+            j->done = true;
+        }
+        jobsCv_.notify_all();
+    });
+    return opid;
+}
+
+void Shell::joinIfDone(Job& job) {
+    bool done;
+    {
+        std::lock_guard lock(jobsMutex_);
+        done = job.done;
+    }
+    if (done && job.thread.joinable())
+        job.thread.join();  // it is past its last statement
+}
+
+StatusWith<Reply> Shell::waitJob(uint64_t opid) {
+    auto it = jobs_.find(opid);
+    if (it == jobs_.end())
+        return Status::NotFound(
+            fmt::format("no background command has opid {} (`jobs` lists them)", opid));
+    Job& job = *it->second;
+    {
+        std::unique_lock lock(jobsMutex_);
+        jobsCv_.wait(lock, [&] { return job.done || interrupted_.load(); });
+        if (!job.done)
+            return Status::Interrupted(fmt::format(
+                "stopped waiting (Ctrl-C); opid {} goes on (`killop {}` stops it)", opid, opid));
+        job.reported = true;
+    }
+    joinIfDone(job);
+    return job.reply;
+}
+
+std::vector<Shell::JobInfo> Shell::jobs() const {
+    std::vector<JobInfo> out;
+    std::lock_guard lock(jobsMutex_);
+    for (const auto& [opid, j] : jobs_)
+        out.push_back({opid, j->context.sessionName, j->text, j->done,
+                       j->done ? j->reply.status : Status::OK()});
+    return out;
+}
+
+std::optional<uint64_t> Shell::busyWith(const std::string& name) const {
+    std::lock_guard lock(jobsMutex_);
+    for (const auto& [opid, j] : jobs_)
+        if (!j->done && j->context.sessionName == name)
+            return opid;
+    return std::nullopt;
+}
+
+Status Shell::requireIdle(std::string* hint) const {
+    if (context_)
+        return Status::OK();  // a background command runs in its own session
+    std::optional<uint64_t> opid = busyWith(current_);
+    if (!opid)
+        return Status::OK();
+    std::string text;
+    {
+        std::lock_guard lock(jobsMutex_);
+        text = jobs_.at(*opid)->text;
+    }
+    *hint = fmt::format("`wait {}` for it, `killop {}` to stop it, or switch to another session "
+                        "(session NAME)",
+                        *opid, *opid);
+    return Status::Busy(fmt::format(
+        "session {} is busy: it runs `{}` in the background (opid {})", current_, text, *opid));
+}
+
+std::vector<std::string> Shell::takeNotices() {
+    std::vector<std::string> out;
+    for (auto& [opid, j] : jobs_) {
+        {
+            std::lock_guard lock(jobsMutex_);
+            if (!j->done || j->reported)
+                continue;
+            j->reported = true;
+            const Status& s = j->reply.status;
+            out.push_back(s.ok() ? fmt::format("[bg {}] done: {} (session {}); `wait {}` shows "
+                                               "its reply",
+                                               opid, j->text, j->context.sessionName, opid)
+                                 : fmt::format("[bg {}] failed: {} (session {}): {}: {}", opid,
+                                               j->text, j->context.sessionName,
+                                               statusCodeName(s.code()), s.message()));
+        }
+        joinIfDone(*j);
+    }
+    return out;
+}
+
+void Shell::stopJobs() {
+    for (auto& [opid, j] : jobs_) {
+        j->stop.store(true);
+        std::unique_lock lock(jobsMutex_);
+        // An interrupt that lands between two of the command's operations
+        // is forgotten when the next one starts: repeat it until it ends.
+        while (!j->done) {
+            j->context.session->interrupt();
+            jobsCv_.wait_for(lock, std::chrono::milliseconds(10));
+        }
+        lock.unlock();
+        joinIfDone(*j);
+    }
 }
 
 Status Shell::startTail(std::string ns) {
@@ -86,10 +238,7 @@ Status Shell::startTail(std::string ns) {
     followed_.store(0);
     follower_ = std::thread([this, c = std::shared_ptr<oplog::OplogCursor>(std::move(cursor).value()),
                              log, session = current_] {
-        sigset_t sigint;  // Ctrl-C belongs to the shell's main thread
-        sigemptyset(&sigint);
-        sigaddset(&sigint, SIGINT);
-        pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+        blockSigint();
         std::vector<oplog::OplogEntry> entries;
         bool stopping = false;
         while (true) {
@@ -133,12 +282,12 @@ bool Shell::useSession(const std::string& name) {
     current_ = name;
     if (sessions_.count(name))
         return false;
-    sessions_[name] = openSession();
+    sessions_[name] = openSession(name);
     return true;
 }
 
 std::string Shell::ns(const Token& collection) const {
-    return db_ + "." + collection.text;
+    return db() + "." + collection.text;
 }
 
 std::string Shell::sessionOfLocker(uint64_t id) const {
@@ -153,6 +302,44 @@ void Shell::interrupt() {
     followerStop_.store(true);  // Ctrl-C also ends a `tail`
     if (engine::Session* s = running_.load(std::memory_order_acquire))
         s->interrupt();
+    {
+        std::lock_guard lock(jobsMutex_);  // no lost wake-up of a `wait`
+    }
+    jobsCv_.notify_all();
+}
+
+bool Shell::interrupted() const {
+    if (context_)
+        return context_->interrupted->load(std::memory_order_acquire);
+    return interrupted_.load(std::memory_order_acquire);
+}
+
+Status checkArgs(const CommandSpec& spec, const Args& args) {
+    if (args.size() >= spec.minArgs && args.size() <= spec.maxArgs)
+        return Status::OK();
+    return Status::InvalidArgument(fmt::format(
+        "{} takes {}; usage: {}", spec.name,
+        spec.minArgs == spec.maxArgs
+            ? fmt::format("{} argument{}", spec.minArgs, spec.minArgs == 1 ? "" : "s")
+        : spec.maxArgs == SIZE_MAX ? fmt::format("at least {} arguments", spec.minArgs)
+                                   : fmt::format("{} to {} arguments", spec.minArgs, spec.maxArgs),
+        spec.usage));
+}
+
+Reply Shell::dispatch(const CommandSpec& spec, const Args& args) {
+    Reply reply;
+    try {
+        reply = spec.run(*this, args);
+    } catch (const std::exception& e) {  // a bug, not an answer: say so, keep the shell
+        reply = Reply::error(Status::Internal(fmt::format("{} failed: {}", spec.name, e.what())));
+    }
+    if (reply.cmd.empty())  // `wait` hands back the reply of another command
+        reply.cmd = spec.name;
+    if (reply.session.empty())
+        reply.session = sessionName();
+    if (!reply.status.ok() && reply.hint.empty())
+        reply.hint = hintFor(reply.status, reply.cmd);
+    return reply;
 }
 
 Reply Shell::execute(const Command& command) {
@@ -175,29 +362,23 @@ Reply Shell::execute(const Command& command) {
         return reply;
     }
     Args args(command.begin() + 1, command.end());
-    if (args.size() < spec->minArgs || args.size() > spec->maxArgs) {
-        reply = Reply::error(Status::InvalidArgument(fmt::format(
-            "{} takes {}; usage: {}", spec->name,
-            spec->minArgs == spec->maxArgs
-                ? fmt::format("{} argument{}", spec->minArgs, spec->minArgs == 1 ? "" : "s")
-            : spec->maxArgs == SIZE_MAX
-                ? fmt::format("at least {} arguments", spec->minArgs)
-                : fmt::format("{} to {} arguments", spec->minArgs, spec->maxArgs),
-            spec->usage)));
-    } else {
-        running_.store(&session(), std::memory_order_release);
-        try {
-            reply = spec->run(*this, args);
-        } catch (const std::exception& e) {  // a bug, not an answer: say so, keep the shell
-            reply = Reply::error(Status::Internal(fmt::format("{} failed: {}", spec->name, e.what())));
-        }
-        running_.store(nullptr, std::memory_order_release);
-    }
-    reply.cmd = spec->name;
-    if (reply.session.empty())
+    std::string hint;
+    Status s = checkArgs(*spec, args);
+    if (s.ok() && spec->usesSession)
+        s = requireIdle(&hint);
+    if (!s.ok()) {
+        reply = Reply::error(s, hint);
+        reply.cmd = spec->name;
         reply.session = current_;
-    if (!reply.status.ok() && reply.hint.empty())
-        reply.hint = hintFor(reply.status, spec->name);
+        if (reply.hint.empty())
+            reply.hint = hintFor(reply.status, spec->name);
+        return reply;
+    }
+    // Ctrl-C interrupts the session only when the foreground uses it: a
+    // background command there is stopped by `killop`, not by Ctrl-C.
+    running_.store(busyWith(current_) ? nullptr : &session(), std::memory_order_release);
+    reply = dispatch(*spec, args);
+    running_.store(nullptr, std::memory_order_release);
     return reply;
 }
 

@@ -3,18 +3,29 @@
 // one command into a Reply. Printing is output.h's; reading lines is
 // line_reader.h's; the program is tools/mvkv.cpp.
 //
-// Thread safety: execute() from one thread; interrupt() from any (Ctrl-C):
-// it interrupts the running command as MongoDB's killOp does.
+// Background commands (`bg`): each runs on a thread of its own in the
+// session that started it, with that session and database; while it runs
+// the session is busy and a foreground command that needs it is refused
+// (Busy), so a Session is never used by two threads at once.
+//
+// Thread safety: execute() from one thread (the foreground); interrupt()
+// from any (Ctrl-C): it interrupts the running foreground command as
+// MongoDB's killOp does (background commands are stopped with `killop`).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "engine/engine.h"
 #include "engine/session.h"
@@ -36,10 +47,12 @@ class Shell {
 
     /// Runs one command. Never throws; errors are in the Reply.
     Reply execute(const Command& command);
-    /// Any thread: interrupts the running command (a lock wait, a retry
-    /// loop, `tail`). Forgotten when the next command starts.
+    /// Any thread: interrupts the running foreground command (a lock wait,
+    /// a retry loop, `tail`, `wait`). Forgotten when the next command starts.
     void interrupt();
-    bool interrupted() const { return interrupted_.load(std::memory_order_acquire); }
+    /// The command running on this thread was interrupted (Ctrl-C for the
+    /// foreground; the shell's exit for a background command).
+    bool interrupted() const;
     /// Where a streaming command (`tail`) sends each item as it comes.
     void setSink(std::function<void(const Reply&)> sink) { sink_ = std::move(sink); }
     void emit(const Reply& item) {
@@ -56,25 +69,85 @@ class Shell {
     uint64_t stopTail();
     bool tailing() const { return follower_.joinable(); }
 
+    // --- background commands ---
+
+    /// Starts `spec` with `args` in the current session on a thread of its
+    /// own and returns the opid of its first engine operation. The caller
+    /// checked the arguments and that the session is idle; `text` is how
+    /// `jobs` shows the command.
+    uint64_t startJob(const CommandSpec& spec, Args args, std::string text);
+    /// Blocks until job `opid` ends and returns its reply; NotFound for an
+    /// unknown opid, Interrupted on Ctrl-C (the job goes on).
+    StatusWith<Reply> waitJob(uint64_t opid);
+    struct JobInfo {
+        uint64_t opid = 0;
+        std::string session, command;
+        bool done = false;
+        Status status;  // when done
+    };
+    std::vector<JobInfo> jobs() const;
+    /// The opid of the background command running in session `name`, if any.
+    std::optional<uint64_t> busyWith(const std::string& name) const;
+    /// OK, or Busy when a background command runs in the current session.
+    Status requireIdle(std::string* hint) const;
+    /// One line per background command that ended since the last call and
+    /// whose reply nobody `wait`ed for (human mode prints them at the prompt).
+    std::vector<std::string> takeNotices();
+    /// Stops the background commands still running (interrupting them as
+    /// killOp does) and waits for them; at exit.
+    void stopJobs();
+
     // --- for the commands ---
     engine::Engine& engine() { return engine_; }
     const CommandTable& commands() const { return table_; }
-    engine::Session& session() { return *sessions_.at(current_); }
-    const std::string& sessionName() const { return current_; }
+    /// The session (and below, the database) of the command running on
+    /// this thread: a background command's own, or the current one.
+    engine::Session& session() {
+        return context_ ? *context_->session : *sessions_.at(current_);
+    }
+    const std::string& sessionName() const {
+        return context_ ? context_->sessionName : current_;
+    }
     /// Switches to session `name`, creating it; true when created.
     bool useSession(const std::string& name);
     const std::map<std::string, std::unique_ptr<engine::Session>>& sessions() const {
         return sessions_;
     }
-    const std::string& db() const { return db_; }
+    const std::string& db() const { return context_ ? context_->db : db_; }
     void setDb(std::string db) { db_ = std::move(db); }
+    /// `set lock_timeout_ms` on the current session: remembered, because a
+    /// background command otherwise waits for locks without the default limit.
+    void setLockTimeout(std::chrono::milliseconds timeout);
     /// "db.coll" for a collection argument in the current database.
     std::string ns(const Token& collection) const;
     /// The shell session that owns lock manager locker `id` ("" if none).
     std::string sessionOfLocker(uint64_t id) const;
 
   private:
-    std::unique_ptr<engine::Session> openSession();
+    /// Where a command runs: the foreground (no context) or a `bg` thread.
+    struct Context {
+        std::string sessionName;
+        engine::Session* session = nullptr;
+        std::string db;
+        const std::atomic<bool>* interrupted = nullptr;
+    };
+    struct Job {
+        uint64_t opid = 0;
+        std::string text;
+        Context context;
+        std::atomic<bool> stop{false};
+        bool done = false;      // GUARDED_BY(jobsMutex_)
+        bool reported = false;  // its reply was waited for, or its notice taken
+        Reply reply;            // GUARDED_BY(jobsMutex_); set when done
+        std::thread thread;
+    };
+    static thread_local const Context* context_;
+
+    std::unique_ptr<engine::Session> openSession(const std::string& name);
+    /// Runs `spec` (arguments already checked) and fills the reply's cmd,
+    /// session and hint.
+    Reply dispatch(const CommandSpec& spec, const Args& args);
+    void joinIfDone(Job& job);
 
     engine::Engine& engine_;
     CommandTable table_;
@@ -87,7 +160,14 @@ class Shell {
     std::thread follower_;
     std::atomic<bool> followerStop_{false};
     std::atomic<uint64_t> followed_{0};
+    std::set<std::string> lockTimeoutSet_;  // sessions whose lock_timeout_ms was set
+    mutable std::mutex jobsMutex_;
+    std::condition_variable jobsCv_;
+    std::map<uint64_t, std::unique_ptr<Job>> jobs_;  // by opid; touched by the foreground only
 };
+
+/// InvalidArgument unless `args` fits `spec`'s argument counts (with its usage).
+Status checkArgs(const CommandSpec& spec, const Args& args);
 
 /// One `tail` item: {"cmd":"tail", ..., "entry":{...}}.
 Reply tailEntryReply(const oplog::OplogEntry& e);
