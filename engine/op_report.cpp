@@ -8,6 +8,7 @@
 
 #include "lockmgr/lock_mode.h"
 #include "lockmgr/resource_id.h"
+#include "engine/json_text.h"
 
 namespace mvkv::engine {
 
@@ -80,55 +81,166 @@ std::string isoDate(std::chrono::system_clock::time_point t) {
     return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}+00:00", tm, static_cast<int>(ms % 1000));
 }
 
-std::string slowOpLine(const FinishedOp& f) {
-    const OpSnapshot& op = *f.op;
-    OrderedJson attr;
-    attr["type"] = op.op == CurOpType::kCommand ? "command" : std::string(curOpTypeName(op.op));
-    attr["ns"] = op.ns;
-    attr["appName"] = f.client;
-    attr["command"] = commandDocument(op);
-    attr["opid"] = op.opid;
-    addCounters(attr, op.counters, "numYields");
-    if (f.inTransaction)
-        attr["transaction"] = transactionDocument(f.txnId, f.readTs, -1);
-    attr["locks"] = locksDocument(*f.locks);
-    // An in-memory engine reads no disk on an operation's path.
-    attr["storage"] = OrderedJson::object();
-    attr["ok"] = f.code == StatusCode::kOk ? 1 : 0;
-    if (f.code != StatusCode::kOk)
-        attr["errName"] = statusCodeName(f.code);
-    attr["durationMillis"] = f.micros / 1000;
-    OrderedJson line;
-    line["t"] = {{"$date", isoDate(f.when)}};
-    line["s"] = "I";
-    line["c"] = "COMMAND";
-    line["id"] = 51803;
-    line["ctx"] = f.client;
-    line["msg"] = "Slow query";
-    line["attr"] = std::move(attr);
-    return line.dump();
+namespace {
+
+constexpr std::string_view kLockStatKindNames[] = {"acquireCount", "acquireWaitCount",
+                                                   "timeAcquiringMicros", "deadlockCount"};
+
+// MongoDB's "locks" document, as LockStats::toJson writes it, with no tree.
+void appendLocks(JsonText& j, const lockmgr::LockStats& stats) {
+    using lockmgr::LockMode;
+    using lockmgr::LockStatKind;
+    using lockmgr::ResourceType;
+    j.begin();
+    for (int t = 1; t < lockmgr::kResourceTypeCount; ++t) {
+        bool typeOpen = false;
+        for (int k = 0; k < lockmgr::kLockStatKinds; ++k) {
+            bool kindOpen = false;
+            for (int m = 1; m < lockmgr::kLockModeCount; ++m) {
+                uint64_t v = stats.get(ResourceType(t), LockMode(m), LockStatKind(k));
+                if (v == 0)
+                    continue;
+                if (!typeOpen) {
+                    j.key(lockmgr::resourceTypeName(ResourceType(t)));
+                    j.begin();
+                    typeOpen = true;
+                }
+                if (!kindOpen) {
+                    j.key(kLockStatKindNames[k]);
+                    j.begin();
+                    kindOpen = true;
+                }
+                j.field(lockmgr::modeStatsLetter(LockMode(m)), v);
+            }
+            if (kindOpen)
+                j.end();
+        }
+        if (typeOpen)
+            j.end();
+    }
+    j.end();
 }
 
-OrderedJson profileDocument(const FinishedOp& f) {
+void appendCommand(JsonText& j, const OpSnapshot& op) {
+    j.begin();
+    if (op.command == "dropDatabase") {
+        j.field("dropDatabase", 1);
+        j.field("$db", op.ns);
+        j.end();
+        return;
+    }
+    j.field(op.command.empty() ? std::string_view("unknown") : std::string_view(op.command),
+            collectionPart(op.ns));
+    if (op.hasRange) {
+        if (!op.key.empty() || op.keyEnd.empty())
+            j.field("from", op.key);
+        if (!op.keyEnd.empty())
+            j.field("to", op.keyEnd);
+    } else if (!op.key.empty()) {
+        j.field("key", op.key);
+    }
+    if (op.hasValue) {
+        j.field("value", op.valuePrefix);
+        j.field("valueBytes", op.valueBytes);
+    }
+    j.end();
+}
+
+void appendCounterFields(JsonText& j, const OpCounters& c, std::string_view yieldsName) {
+    j.field("keysExamined", c.keysExamined);
+    j.field("docsExamined", c.docsExamined);
+    j.field("nreturned", c.nreturned);
+    j.field(yieldsName, c.numYields);
+    j.field("writeConflicts", c.writeConflicts);
+    j.field("prepareConflicts", c.prepareConflicts);
+    if (c.keysInserted)
+        j.field("ninserted", c.keysInserted);
+    if (c.keysDeleted)
+        j.field("ndeleted", c.keysDeleted);
+}
+
+void appendTransaction(JsonText& j, const FinishedOp& f) {
+    j.key("transaction");
+    j.begin();
+    j.field("txnNumber", f.txnId);
+    j.field("txnId", f.txnId);
+    j.field("readTimestamp", f.readTs);
+    j.key("explicit");
+    j.raw("true");
+    j.end();
+}
+
+void appendOutcome(JsonText& j, StatusCode code) {
+    j.field("ok", code == StatusCode::kOk ? 1 : 0);
+    if (code != StatusCode::kOk)
+        j.field("errName", statusCodeName(code));
+}
+
+}  // namespace
+
+std::string slowOpLine(const FinishedOp& f) {
     const OpSnapshot& op = *f.op;
-    OrderedJson d;
-    d["op"] = curOpTypeName(op.op);
-    d["ns"] = op.ns;
-    d["command"] = commandDocument(op);
-    addCounters(d, op.counters, "numYield");
-    d["locks"] = locksDocument(*f.locks);
+    std::string out;
+    out.reserve(768);
+    JsonText j(&out);
+    j.begin();
+    j.key("t");
+    j.begin();
+    j.field("$date", isoDate(f.when));
+    j.end();
+    j.field("s", "I");
+    j.field("c", "COMMAND");
+    j.field("id", 51803);
+    j.field("ctx", f.client);
+    j.field("msg", "Slow query");
+    j.key("attr");
+    j.begin();
+    j.field("type", op.op == CurOpType::kCommand ? std::string_view("command")
+                                                  : curOpTypeName(op.op));
+    j.field("ns", op.ns);
+    j.field("appName", f.client);
+    j.key("command");
+    appendCommand(j, op);
+    j.field("opid", op.opid);
+    appendCounterFields(j, op.counters, "numYields");
     if (f.inTransaction)
-        d["transaction"] = transactionDocument(f.txnId, f.readTs, -1);
-    d["ok"] = f.code == StatusCode::kOk ? 1 : 0;
-    if (f.code != StatusCode::kOk)
-        d["errName"] = statusCodeName(f.code);
-    d["millis"] = f.micros / 1000;
-    d["micros"] = f.micros;
-    d["ts"] = isoDate(f.when);
-    d["client"] = f.client;
-    d["appName"] = f.client;
-    d["opid"] = op.opid;
-    return d;
+        appendTransaction(j, f);
+    j.key("locks");
+    appendLocks(j, *f.locks);
+    // An in-memory engine reads no disk on an operation's path.
+    j.key("storage");
+    j.raw("{}");
+    appendOutcome(j, f.code);
+    j.field("durationMillis", f.micros / 1000);
+    j.end();
+    j.end();
+    return out;
+}
+
+std::string profileDocument(const FinishedOp& f) {
+    const OpSnapshot& op = *f.op;
+    std::string out;
+    out.reserve(640);
+    JsonText j(&out);
+    j.begin();
+    j.field("op", curOpTypeName(op.op));
+    j.field("ns", op.ns);
+    j.key("command");
+    appendCommand(j, op);
+    appendCounterFields(j, op.counters, "numYield");
+    j.key("locks");
+    appendLocks(j, *f.locks);
+    if (f.inTransaction)
+        appendTransaction(j, f);
+    appendOutcome(j, f.code);
+    j.field("millis", f.micros / 1000);
+    j.field("micros", f.micros);
+    j.field("ts", isoDate(f.when));
+    j.field("client", f.client);
+    j.field("appName", f.client);
+    j.field("opid", op.opid);
+    j.end();
+    return out;
 }
 
 OrderedJson inprogEntry(const SessionView& v) {

@@ -45,8 +45,8 @@ std::string isoDate(std::chrono::system_clock::time_point t);
 /// One slow-op line: {"t":{"$date":..},"s":"I","c":"COMMAND","id":51803,
 /// "ctx":client,"msg":"Slow query","attr":{...}}.
 std::string slowOpLine(const FinishedOp& f);
-/// One system.profile document.
-OrderedJson profileDocument(const FinishedOp& f);
+/// One system.profile document (JSON text).
+std::string profileDocument(const FinishedOp& f);
 
 /// What currentOp shows of a session (any thread gathered it).
 struct SessionView {

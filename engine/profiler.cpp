@@ -102,7 +102,7 @@ void Profiler::maybeProfile(std::string_view db, const FinishedOp& f) {
 }
 
 void Profiler::write(std::string_view db, const FinishedOp& f) {
-    std::string doc = profileDocument(f).dump();
+    std::string doc = profileDocument(f);
     std::lock_guard<std::mutex> g(writeMutex_);
     if (Status s = ensureCollection(db); !s.ok()) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
