@@ -67,7 +67,9 @@ StatusWith<Namespace> Namespace::parse(std::string_view ns) {
             "collection name '{}' contains '$' or NUL, which are not allowed", printable(coll)));
     if (Status s = checkText(coll, "collection name"); !s.ok())
         return s;
-    if (coll.starts_with("system."))
+    // The profiler's collection is the one system name in use: the engine
+    // creates it, every reader may read it (MongoDB's db.system.profile).
+    if (coll.starts_with("system.") && coll != kProfileColl)
         return Status::InvalidArgument(fmt::format(
             "collection name '{}' is reserved: names beginning with 'system.' belong to the "
             "engine",

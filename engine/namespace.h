@@ -3,7 +3,8 @@
 // Rules (MongoDB's, simplified): the database name is 1..64 bytes with none
 // of  / \ . space " $ * < > : | ?  and no NUL; the collection name is 1..200
 // bytes with no '$' and no NUL and may contain dots; a name beginning with
-// "system." is reserved. The database `local` is reserved for the engine (the
+// "system." is reserved, except "system.profile" (the profiler's collection,
+// engine/profiler.h). The database `local` is reserved for the engine (the
 // oplog) and refused for user collections.
 //
 // Thread safety: a plain value.
@@ -29,6 +30,8 @@ class Namespace {
     std::string_view coll() const { return std::string_view(ns_).substr(dot_ + 1); }
 
     static constexpr std::string_view kLocalDb = "local";
+    /// The profiler's collection in each database (<db>.system.profile).
+    static constexpr std::string_view kProfileColl = "system.profile";
 
   private:
     std::string ns_;
