@@ -44,7 +44,9 @@ Session::~Session() {
     if (txn_.active())
         abortTxn();
     endExplicit();
-    engine_.ops_.remove(this, tally_);
+    // The profiler's own writes count in no opcounter (as in MongoDB).
+    static const OpTally kNoTally;
+    engine_.ops_.remove(this, monitored_ ? tally_ : kNoTally);
     engine_.sessions_.fetch_sub(1, std::memory_order_relaxed);
 }
 
