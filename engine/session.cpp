@@ -196,8 +196,11 @@ Status Session::dropDatabase(std::string_view db) {
         lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
         if (!lock.status().ok())
             return lock.status();
-        return changeCatalog(db, "dropDatabase",
-                             [&] { return engine_.catalog_.dropDatabase(db).status(); });
+        Status s = changeCatalog(db, "dropDatabase",
+                                 [&] { return engine_.catalog_.dropDatabase(db).status(); });
+        if (s.ok())
+            engine_.profiler_->forgetDatabase(db);
+        return s;
     }());
 }
 
