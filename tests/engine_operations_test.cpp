@@ -501,6 +501,19 @@ TEST_CASE("profiler: its writes count in no opcounter, and its entries survive a
         CHECK(e["command"] == json{{"find", "c"}, {"key", "k"}});
 }
 
+TEST_CASE("profiler: dropping a profiled database drops its level too (as MongoDB does)") {
+    auto engine = openEngine();
+    auto s = engine->openSession();
+    REQUIRE_OK(s->createCollection("app.c"));
+    REQUIRE_OK(engine->profiler().setLevel("app", 2).status());
+    REQUIRE_OK(s->put("app.c", "k", "v"));
+    REQUIRE_OK(s->dropDatabase("app"));
+    // The drop's own entry must not bring the database back.
+    CHECK(engine->listDatabases().empty());
+    CHECK(engine->profiler().get("app").level == 0);
+    CHECK_FALSE(engine->profiler().anyOn());
+}
+
 TEST_CASE("profiler: level 0 writes nothing; bad levels and databases are refused") {
     auto engine = openEngine();
     auto s = engine->openSession();
