@@ -65,6 +65,18 @@ StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level)
     return out;
 }
 
+void Profiler::forgetDatabase(std::string_view db) {
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        auto it = levels_.find(db);
+        if (it == levels_.end())
+            return;
+        levels_.erase(it);
+        anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
+    }
+    engine_.updateClockPrecision();
+}
+
 Status Profiler::ensureCollection(std::string_view db) {
     if (!session_) {
         session_ = engine_.openSession();

@@ -48,6 +48,9 @@ class Profiler {
     /// database name. Returns the previous level in `was` and the engine's
     /// slowms and sampleRate. Level 1 or 2 creates `<db>.system.profile`.
     StatusWith<Setting> setLevel(std::string_view db, int level);
+    /// `db` was dropped: its level goes back to 0 (as in MongoDB), so the
+    /// drop's own entry does not bring the database back.
+    void forgetDatabase(std::string_view db);
     /// `db`'s level and the shared settings (was = level).
     Setting get(std::string_view db) const;
     /// True when some database has a level above 0: operations then ask.

@@ -30,11 +30,17 @@ StatusWith<std::string> Engine::serverStatus(std::string_view section) {
     }
     OrderedJson lockDoc = OrderedJson::parse(lockManager_.serverStatusJson());
     OrderedJson stats = OrderedJson::parse(statsJson());
-    OpTotals totals = ops_.totals([](const Session& s) -> const OpTally& { return s.tally_; });
+    // The profiler's session is the engine's, not a client's: its writes
+    // are in no opcounter and it is no connection (as in MongoDB).
+    static const OpTally kNoTally;
+    OpTotals totals = ops_.totals(
+        [](const Session& s) -> const OpTally& { return s.monitored_ ? s.tally_ : kNoTally; });
 
     // Operations running now, by kind, and explicit transactions open.
     uint64_t readers = 0, writers = 0, open = 0, activeTxns = 0, clients = 0;
     ops_.forEach([&](Session& s) {
+        if (!s.monitored_)
+            return;
         ++clients;
         auto op = s.curOp_.snapshot(ops_.opidCounter());
         bool txnOpen = s.txnDesc_.open.load(std::memory_order_acquire);

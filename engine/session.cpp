@@ -44,7 +44,9 @@ Session::~Session() {
     if (txn_.active())
         abortTxn();
     endExplicit();
-    engine_.ops_.remove(this, tally_);
+    // The profiler's own writes count in no opcounter (as in MongoDB).
+    static const OpTally kNoTally;
+    engine_.ops_.remove(this, monitored_ ? tally_ : kNoTally);
     engine_.sessions_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -197,8 +199,11 @@ Status Session::dropDatabase(std::string_view db) {
         lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
         if (!lock.status().ok())
             return lock.status();
-        return changeCatalog(db, "dropDatabase",
-                             [&] { return engine_.catalog_.dropDatabase(db).status(); });
+        Status s = changeCatalog(db, "dropDatabase",
+                                 [&] { return engine_.catalog_.dropDatabase(db).status(); });
+        if (s.ok())
+            engine_.profiler_->forgetDatabase(db);
+        return s;
     }());
 }
 

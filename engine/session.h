@@ -330,7 +330,9 @@ class Session {
 
     CurOp curOp_;
     OpTally tally_;
-    bool monitored_ = true;  // false: the profiler's own (never profiled or slow-logged)
+    /// false: the profiler's own session, never profiled or slow-logged, its
+    /// operations in no serverStatus figure (atomic: serverStatus reads it).
+    std::atomic<bool> monitored_{true};
     std::atomic<uint64_t> reservedOpid_{0};
     std::string name_;  // GUARDED_BY(engine_.ops_.mutex())
     /// The open explicit transaction, for currentOp from other threads.

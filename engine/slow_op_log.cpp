@@ -4,6 +4,7 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 
+#include <limits>
 #include <random>
 
 namespace mvkv::engine {
@@ -45,9 +46,11 @@ StatusWith<std::unique_ptr<SlowOpLog>> SlowOpLog::open(SlowOpLogOptions options)
 }
 
 Status SlowOpLog::set(int64_t slowMs, double sampleRate) {
-    if (slowMs < 0)
-        return Status::InvalidArgument(
-            fmt::format("slowms must be 0 or more milliseconds, not {}", slowMs));
+    // Operations compare their microseconds with slowMs * 1000: it must fit.
+    constexpr int64_t kMaxSlowMs = std::numeric_limits<int64_t>::max() / 1000;
+    if (slowMs < 0 || slowMs > kMaxSlowMs)
+        return Status::InvalidArgument(fmt::format(
+            "slowms must be between 0 and {} milliseconds, not {}", kMaxSlowMs, slowMs));
     if (!(sampleRate >= 0.0 && sampleRate <= 1.0))
         return Status::InvalidArgument(
             fmt::format("sampleRate must be between 0 and 1, not {}", sampleRate));

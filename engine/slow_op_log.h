@@ -50,7 +50,8 @@ class SlowOpLog {
     /// The threshold: an operation is slow when it ran longer than slowMs.
     int64_t slowMs() const { return slowMs_.load(std::memory_order_relaxed); }
     double sampleRate() const { return sampleRate_.load(std::memory_order_relaxed); }
-    /// InvalidArgument for slowMs < 0 or a rate outside 0..1.
+    /// InvalidArgument for slowMs < 0 or above INT64_MAX / 1000 (its
+    /// microseconds must fit in 64 bits), or a rate outside 0..1.
     Status set(int64_t slowMs, double sampleRate);
     /// True when an operation of `micros` is slow and is sampled in.
     bool shouldLog(int64_t micros) const;
