@@ -197,6 +197,9 @@ class Session {
     /// Forgets a reserved opid that no operation took (a `bg` command that
     /// failed before reaching the engine), so no later operation takes it.
     void dropReservedOpid() { reservedOpid_.store(0, std::memory_order_relaxed); }
+    /// Any thread (Engine::killOp): when `opid` is reserved and not yet
+    /// taken, marks it so that the operation that takes it starts killed.
+    bool killReserved(uint64_t opid);
     lockmgr::Locker& locker() { return locker_; }
     Engine& engine() { return engine_; }
 
@@ -331,6 +334,9 @@ class Session {
     CurOp curOp_;
     OpTally tally_;
     bool monitored_ = true;  // false: the profiler's own (never profiled or slow-logged)
+    /// The opid reserveOpid() handed out, with kReservedKilled when killOp
+    /// named it before an operation took it.
+    static constexpr uint64_t kReservedKilled = uint64_t{1} << 63;
     std::atomic<uint64_t> reservedOpid_{0};
     std::string name_;  // GUARDED_BY(engine_.ops_.mutex())
     /// The open explicit transaction, for currentOp from other threads.

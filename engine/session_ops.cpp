@@ -52,8 +52,23 @@ void Session::beginOp(const CurOp::Description& d) {
     tally_.add(tallyFor(d.op));
     uint64_t reserved = 0;
     if (reservedOpid_.load(std::memory_order_relaxed) != 0) [[unlikely]]
-        reserved = reservedOpid_.exchange(0, std::memory_order_relaxed);
-    curOp_.begin(d, engine_.clock_.now(), reserved);
+        reserved = reservedOpid_.exchange(0, std::memory_order_acq_rel);
+    const bool killedEarly = (reserved & kReservedKilled) != 0;
+    curOp_.begin(d, engine_.clock_.now(), reserved & ~kReservedKilled);
+    if (killedEarly) [[unlikely]] {
+        // killOp named this operation's opid before it began: it starts
+        // interrupted (after startOperation() cleared older interrupts).
+        curOp_.markKilled();
+        interrupt();
+    }
+}
+
+bool Session::killReserved(uint64_t opid) {
+    uint64_t expected = opid;
+    if (reservedOpid_.compare_exchange_strong(expected, opid | kReservedKilled,
+                                              std::memory_order_acq_rel))
+        return true;
+    return expected == (opid | kReservedKilled);  // killed already
 }
 
 Status Session::afterOp(Status s) {
@@ -121,7 +136,7 @@ std::string Session::name() const {
 
 uint64_t Session::reserveOpid() {
     uint64_t id = engine_.ops_.opidCounter().fetch_add(1, std::memory_order_relaxed) + 1;
-    reservedOpid_.store(id, std::memory_order_relaxed);
+    reservedOpid_.store(id, std::memory_order_release);
     return id;
 }
 
