@@ -175,6 +175,9 @@ class Session {
     /// evicting (the log already holds the evictions); the collection's
     /// order is read again from the data by its next capped write.
     void setApplyingOplog(bool on) { applyingOplog_ = on; }
+    /// False for the engine's own sessions (checkpoints, replay, replica
+    /// appliers): their operations are never slow-logged or profiled.
+    void setMonitored(bool on) { monitored_ = on; }
     /// Any thread: interrupts the operation running in this session, like
     /// MongoDB's killOp. A lock wait returns Interrupted; an implicit write's
     /// (or withTransaction's) retry loop stops with Interrupted. An interrupt
