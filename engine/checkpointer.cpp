@@ -217,6 +217,7 @@ Status Checkpointer::checkpoint() {
         testHook_(meta.ts);
     if (meta.ts != mvcc::kNoTimestamp) {
         auto session = engine_.openSession();
+        session->setMonitored(false);  // the engine's own reads: never profiled
         TxnOptions atC;
         atC.readTs = meta.ts;
         atC.pin = &pin;

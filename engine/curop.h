@@ -144,6 +144,9 @@ class CurOp {
         unlockRead();
         return match;
     }
+    /// Owner thread: the operation was killed before it began (a killOp of
+    /// the opid its session had reserved for it).
+    void markKilled() { killed_.store(true, std::memory_order_release); }
     /// The current operation was the target of killOp.
     bool killed() const { return killed_.load(std::memory_order_acquire); }
 

@@ -50,7 +50,13 @@ Status Engine::killOp(uint64_t opid) {
             return;
         // Delivered while the operation cannot end, so it reaches this
         // operation and no later one.
-        found = s.curOp_.killIf(opid, [&] { s.interrupt(); });
+        auto interrupt = [&] { s.interrupt(); };
+        // A `bg` command's opid is handed out before its operation begins:
+        // a kill that comes first marks the reservation, and the operation
+        // that takes it starts killed. If the operation took it meanwhile,
+        // it is running now: look again.
+        found = s.curOp_.killIf(opid, interrupt) || s.killReserved(opid) ||
+                s.curOp_.killIf(opid, interrupt);
     });
     if (!found)
         return Status::NotFound(fmt::format(

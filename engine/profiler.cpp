@@ -17,6 +17,7 @@ Profiler::~Profiler() { shutdown(); }
 
 void Profiler::shutdown() {
     std::lock_guard<std::mutex> g(writeMutex_);
+    shut_ = true;
     session_.reset();
 }
 
@@ -99,7 +100,7 @@ Status Profiler::ensureCollection(std::string_view db) {
     return s;
 }
 
-void Profiler::maybeProfile(std::string_view db, const FinishedOp& f) {
+void Profiler::maybeProfile(std::string_view db, const FinishedOp& f, bool slow) {
     int level;
     {
         std::lock_guard<std::mutex> g(mutex_);
@@ -108,7 +109,7 @@ void Profiler::maybeProfile(std::string_view db, const FinishedOp& f) {
             return;
         level = it->second;
     }
-    if (level == 1 && !engine_.slowOpLog().shouldLog(f.micros))
+    if (level == 1 && !slow)
         return;
     write(db, f);
 }
@@ -116,6 +117,12 @@ void Profiler::maybeProfile(std::string_view db, const FinishedOp& f) {
 void Profiler::write(std::string_view db, const FinishedOp& f) {
     std::string doc = profileDocument(f);
     std::lock_guard<std::mutex> g(writeMutex_);
+    if (shut_) {
+        // The engine is closing (an engine-internal session's last
+        // operation): no new session may be opened now.
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
     if (Status s = ensureCollection(db); !s.ok()) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return;

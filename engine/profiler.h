@@ -55,9 +55,10 @@ class Profiler {
     Setting get(std::string_view db) const;
     /// True when some database has a level above 0: operations then ask.
     bool anyOn() const { return anyOn_.load(std::memory_order_relaxed); }
-    /// Profiles `f` on `db` if its level asks for it (the caller's session
-    /// must not be the profiler's own).
-    void maybeProfile(std::string_view db, const FinishedOp& f);
+    /// Profiles `f` on `db` if its level asks for it: level 2 always, level
+    /// 1 when `slow` (over slowms and sampled in, decided once by the caller
+    /// for the log and the profile alike).
+    void maybeProfile(std::string_view db, const FinishedOp& f, bool slow);
 
     uint64_t written() const { return written_.load(std::memory_order_relaxed); }
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
@@ -77,6 +78,7 @@ class Profiler {
     std::mutex writeMutex_;
     std::unique_ptr<Session> session_;  // GUARDED_BY(writeMutex_), opened at first use
     int64_t lastKey_ = 0;               // GUARDED_BY(writeMutex_)
+    bool shut_ = false;                 // GUARDED_BY(writeMutex_)
     std::atomic<uint64_t> written_{0};
     std::atomic<uint64_t> dropped_{0};
 };

@@ -66,6 +66,7 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
     }
     auto session = openSession();
     session->setApplyingOplog(true);  // the log holds every capped eviction
+    session->setMonitored(false);     // recovery is the engine's, not a client's
     for (size_t i = 0; i < records.size(); ++i) {
         if (!apply[i])
             continue;

@@ -76,11 +76,15 @@ ReplicaApplier::ReplicaApplier(Engine& secondary, ReplicaOptions options,
     // Lock waits end every pollWait so that stop() is heard (a reader of the
     // secondary holding a collection delays a drop for as long as it reads).
     commandSession_->setLockTimeout(options_.pollWait);
+    // Replicated writes are not client operations: never profiled or
+    // slow-logged on the secondary, in none of its opcounters.
+    commandSession_->setMonitored(false);
     for (size_t i = 0; i < options_.workers; ++i) {
         auto w = std::make_unique<Worker>();
         w->session = secondary.openSession();
         w->session->setLockTimeout(options_.pollWait);
         w->session->setApplyingOplog(true);  // capped evictions come in the log
+        w->session->setMonitored(false);
         workers_.push_back(std::move(w));
     }
     stats_.lastAppliedTs = options.startAfter;

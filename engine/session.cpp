@@ -43,6 +43,8 @@ Session::~Session() {
     assert(openCursors_ == 0 && "destroy every Cursor before its Session");
     if (txn_.active())
         abortTxn();
+    if (explicit_)
+        tally_.add(OpTally::kTxnAborted);  // closing a session aborts its transaction
     endExplicit();
     // The profiler's own writes count in no opcounter (as in MongoDB).
     static const OpTally kNoTally;

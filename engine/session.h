@@ -175,6 +175,9 @@ class Session {
     /// evicting (the log already holds the evictions); the collection's
     /// order is read again from the data by its next capped write.
     void setApplyingOplog(bool on) { applyingOplog_ = on; }
+    /// False for the engine's own sessions (checkpoints, replay, replica
+    /// appliers): their operations are never slow-logged or profiled.
+    void setMonitored(bool on) { monitored_ = on; }
     /// Any thread: interrupts the operation running in this session, like
     /// MongoDB's killOp. A lock wait returns Interrupted; an implicit write's
     /// (or withTransaction's) retry loop stops with Interrupted. An interrupt
@@ -197,6 +200,9 @@ class Session {
     /// Forgets a reserved opid that no operation took (a `bg` command that
     /// failed before reaching the engine), so no later operation takes it.
     void dropReservedOpid() { reservedOpid_.store(0, std::memory_order_relaxed); }
+    /// Any thread (Engine::killOp): when `opid` is reserved and not yet
+    /// taken, marks it so that the operation that takes it starts killed.
+    bool killReserved(uint64_t opid);
     lockmgr::Locker& locker() { return locker_; }
     Engine& engine() { return engine_; }
 
@@ -330,9 +336,13 @@ class Session {
 
     CurOp curOp_;
     OpTally tally_;
-    /// false: the profiler's own session, never profiled or slow-logged, its
-    /// operations in no serverStatus figure (atomic: serverStatus reads it).
+    /// false: the profiler's own session (and the checkpointer's, replay's,
+    /// a replica's), never profiled or slow-logged, its operations in no
+    /// serverStatus figure (atomic: serverStatus reads it).
     std::atomic<bool> monitored_{true};
+    /// The opid reserveOpid() handed out, with kReservedKilled when killOp
+    /// named it before an operation took it.
+    static constexpr uint64_t kReservedKilled = uint64_t{1} << 63;
     std::atomic<uint64_t> reservedOpid_{0};
     std::string name_;  // GUARDED_BY(engine_.ops_.mutex())
     /// The open explicit transaction, for currentOp from other threads.

@@ -52,14 +52,31 @@ void Session::beginOp(const CurOp::Description& d) {
     tally_.add(tallyFor(d.op));
     uint64_t reserved = 0;
     if (reservedOpid_.load(std::memory_order_relaxed) != 0) [[unlikely]]
-        reserved = reservedOpid_.exchange(0, std::memory_order_relaxed);
-    curOp_.begin(d, engine_.clock_.now(), reserved);
+        reserved = reservedOpid_.exchange(0, std::memory_order_acq_rel);
+    const bool killedEarly = (reserved & kReservedKilled) != 0;
+    curOp_.begin(d, engine_.clock_.now(), reserved & ~kReservedKilled);
+    if (killedEarly) [[unlikely]] {
+        // killOp named this operation's opid before it began: it starts
+        // interrupted (after startOperation() cleared older interrupts).
+        curOp_.markKilled();
+        interrupt();
+    }
+}
+
+bool Session::killReserved(uint64_t opid) {
+    uint64_t expected = opid;
+    if (reservedOpid_.compare_exchange_strong(expected, opid | kReservedKilled,
+                                              std::memory_order_acq_rel))
+        return true;
+    return expected == (opid | kReservedKilled);  // killed already
 }
 
 Status Session::afterOp(Status s) {
     if (s.code() != StatusCode::kInterrupted)
         return s;
-    if (curOp_.killed())
+    // Counted once: by the outermost operation (withTransaction's body's
+    // operations share its CurOp and end Interrupted before it does).
+    if (curOp_.killed() && !inWithTransaction_)
         tally_.add(OpTally::kKilled);
     if (!explicit_)
         return s;
@@ -97,12 +114,15 @@ void Session::reportOp(int64_t micros, StatusCode code) {
         f.readTs = txn_.readTs();
     }
     f.when = std::chrono::system_clock::now();
-    if (micros > engine_.slowMicros() && engine_.slowLog_->shouldLog(micros)) {
+    // Sampled once, as MongoDB does: a slow operation sampled out is in
+    // neither the log nor a level-1 profile.
+    const bool slow = micros > engine_.slowMicros() && engine_.slowLog_->shouldLog(micros);
+    if (slow) {
         tally_.add(OpTally::kSlowOps);
         engine_.slowLog_->write(slowOpLine(f));
     }
     if (engine_.profiler_->anyOn() && !snap.ns.empty())
-        engine_.profiler_->maybeProfile(dbOf(snap.ns), f);
+        engine_.profiler_->maybeProfile(dbOf(snap.ns), f, slow);
 }
 
 void Session::describeTxn() {
@@ -121,7 +141,7 @@ std::string Session::name() const {
 
 uint64_t Session::reserveOpid() {
     uint64_t id = engine_.ops_.opidCounter().fetch_add(1, std::memory_order_relaxed) + 1;
-    reservedOpid_.store(id, std::memory_order_relaxed);
+    reservedOpid_.store(id, std::memory_order_release);
     return id;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -153,4 +154,31 @@ TEST_CASE("four profiled writers: system.profile never over its caps, ordered, n
     CHECK(last.ordered);
     MESSAGE("reader scans: " << scans);
 }
+}
+
+// killOp of the opid a `bg` command printed, before its thread reached the
+// engine (the shell reserves the opid first): the kill is kept for the
+// operation that takes the opid, which starts killed, rather than "no
+// running operation" while the command goes on to run.
+TEST_CASE("killOp of a reserved opid before its operation begins kills that operation") {
+    auto engine = openEngine();
+    auto holder = engine->openSession();
+    auto dropper = engine->openSession();
+    REQUIRE_OK(holder->createCollection("app.c"));
+    REQUIRE_OK(holder->begin());
+    REQUIRE_OK(holder->put("app.c", "k", "v"));  // IX on app.c until the abort
+    dropper->setLockTimeout(std::chrono::milliseconds(2000));
+    const uint64_t opid = dropper->reserveOpid();
+    REQUIRE_OK(engine->killOp(opid));
+    CHECK(engine->killOp(opid).ok());  // a second kill of the same opid is no error
+    Status s = dropper->dropCollection("app.c");  // takes the reserved opid
+    CHECK(s.code() == StatusCode::kInterrupted);
+    // The kill reached that operation only: the next one runs.
+    REQUIRE_OK(holder->abort());
+    REQUIRE_OK(dropper->put("app.c", "k2", "v"));
+    // A kill of a reservation dropped unused finds nothing.
+    const uint64_t unused = dropper->reserveOpid();
+    dropper->dropReservedOpid();
+    CHECK(engine->killOp(unused).code() == StatusCode::kNotFound);
+    REQUIRE_OK(dropper->put("app.c", "k3", "v"));
 }
