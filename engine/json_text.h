@@ -47,6 +47,10 @@ class JsonText {
         out_ += std::to_string(n);
     }
     void value(int n) { value(static_cast<int64_t>(n)); }
+    void value(bool b) {
+        comma();
+        out_ += b ? "true" : "false";
+    }
     /// Text that is already JSON (a nested document).
     void raw(std::string_view json) {
         comma();

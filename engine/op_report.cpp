@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "lockmgr/lock_mode.h"
 #include "lockmgr/resource_id.h"
@@ -19,59 +20,7 @@ std::string_view collectionPart(std::string_view ns) {
     return dot == std::string_view::npos ? ns : ns.substr(dot + 1);
 }
 
-void addCounters(OrderedJson& out, const OpCounters& c, const char* yieldsName) {
-    out["keysExamined"] = c.keysExamined;
-    out["docsExamined"] = c.docsExamined;
-    out["nreturned"] = c.nreturned;
-    out[yieldsName] = c.numYields;
-    out["writeConflicts"] = c.writeConflicts;
-    out["prepareConflicts"] = c.prepareConflicts;
-    if (c.keysInserted)
-        out["ninserted"] = c.keysInserted;
-    if (c.keysDeleted)
-        out["ndeleted"] = c.keysDeleted;
-}
-
-OrderedJson transactionDocument(uint64_t txnId, uint64_t readTs, int64_t openMicros) {
-    OrderedJson t;
-    t["txnNumber"] = txnId;
-    t["txnId"] = txnId;
-    t["readTimestamp"] = readTs;
-    if (openMicros >= 0)
-        t["timeOpenMicros"] = openMicros;
-    t["explicit"] = true;
-    return t;
-}
-
 }  // namespace
-
-OrderedJson commandDocument(const OpSnapshot& op) {
-    OrderedJson c;
-    if (op.command == "dropDatabase") {
-        c["dropDatabase"] = 1;
-        c["$db"] = op.ns;
-        return c;
-    }
-    c[op.command.empty() ? std::string("unknown") : op.command] =
-        std::string(collectionPart(op.ns));
-    if (op.hasRange) {
-        if (!op.key.empty() || op.keyEnd.empty())
-            c["from"] = op.key;
-        if (!op.keyEnd.empty())
-            c["to"] = op.keyEnd;
-    } else if (!op.key.empty()) {
-        c["key"] = op.key;
-    }
-    if (op.hasValue) {
-        c["value"] = op.valuePrefix;
-        c["valueBytes"] = op.valueBytes;
-    }
-    return c;
-}
-
-OrderedJson locksDocument(const lockmgr::LockStats& stats) {
-    return OrderedJson::parse(stats.toJson());
-}
 
 std::string isoDate(std::chrono::system_clock::time_point t) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -83,43 +32,7 @@ std::string isoDate(std::chrono::system_clock::time_point t) {
 
 namespace {
 
-constexpr std::string_view kLockStatKindNames[] = {"acquireCount", "acquireWaitCount",
-                                                   "timeAcquiringMicros", "deadlockCount"};
-
-// MongoDB's "locks" document, as LockStats::toJson writes it, with no tree.
-void appendLocks(JsonText& j, const lockmgr::LockStats& stats) {
-    using lockmgr::LockMode;
-    using lockmgr::LockStatKind;
-    using lockmgr::ResourceType;
-    j.begin();
-    for (int t = 1; t < lockmgr::kResourceTypeCount; ++t) {
-        bool typeOpen = false;
-        for (int k = 0; k < lockmgr::kLockStatKinds; ++k) {
-            bool kindOpen = false;
-            for (int m = 1; m < lockmgr::kLockModeCount; ++m) {
-                uint64_t v = stats.get(ResourceType(t), LockMode(m), LockStatKind(k));
-                if (v == 0)
-                    continue;
-                if (!typeOpen) {
-                    j.key(lockmgr::resourceTypeName(ResourceType(t)));
-                    j.begin();
-                    typeOpen = true;
-                }
-                if (!kindOpen) {
-                    j.key(kLockStatKindNames[k]);
-                    j.begin();
-                    kindOpen = true;
-                }
-                j.field(lockmgr::modeStatsLetter(LockMode(m)), v);
-            }
-            if (kindOpen)
-                j.end();
-        }
-        if (typeOpen)
-            j.end();
-    }
-    j.end();
-}
+void appendLocks(JsonText& j, const lockmgr::LockStats& stats) { j.raw(stats.toJson()); }
 
 void appendCommand(JsonText& j, const OpSnapshot& op) {
     j.begin();
@@ -159,14 +72,15 @@ void appendCounterFields(JsonText& j, const OpCounters& c, std::string_view yiel
         j.field("ndeleted", c.keysDeleted);
 }
 
-void appendTransaction(JsonText& j, const FinishedOp& f) {
+void appendTransaction(JsonText& j, uint64_t txnId, uint64_t readTs, int64_t openMicros) {
     j.key("transaction");
     j.begin();
-    j.field("txnNumber", f.txnId);
-    j.field("txnId", f.txnId);
-    j.field("readTimestamp", f.readTs);
-    j.key("explicit");
-    j.raw("true");
+    j.field("txnNumber", txnId);
+    j.field("txnId", txnId);
+    j.field("readTimestamp", readTs);
+    if (openMicros >= 0)
+        j.field("timeOpenMicros", openMicros);
+    j.field("explicit", true);
     j.end();
 }
 
@@ -204,7 +118,7 @@ std::string slowOpLine(const FinishedOp& f) {
     j.field("opid", op.opid);
     appendCounterFields(j, op.counters, "numYields");
     if (f.inTransaction)
-        appendTransaction(j, f);
+        appendTransaction(j, f.txnId, f.readTs, -1);
     j.key("locks");
     appendLocks(j, *f.locks);
     // An in-memory engine reads no disk on an operation's path.
@@ -231,7 +145,7 @@ std::string profileDocument(const FinishedOp& f) {
     j.key("locks");
     appendLocks(j, *f.locks);
     if (f.inTransaction)
-        appendTransaction(j, f);
+        appendTransaction(j, f.txnId, f.readTs, -1);
     appendOutcome(j, f.code);
     j.field("millis", f.micros / 1000);
     j.field("micros", f.micros);
@@ -243,14 +157,18 @@ std::string profileDocument(const FinishedOp& f) {
     return out;
 }
 
-OrderedJson inprogEntry(const SessionView& v) {
-    OrderedJson e;
+std::string inprogEntry(const SessionView& v) {
     // What the locker holds (strongest mode per resource type, as MongoDB's
     // "locks") and what it waits for.
-    std::vector<std::pair<std::string, lockmgr::LockMode>> strongest;
-    OrderedJson waiting;
+    std::vector<std::pair<std::string_view, lockmgr::LockMode>> strongest;
+    struct Wait {
+        std::string_view type;
+        std::string_view resource;
+        lockmgr::LockMode mode = lockmgr::LockMode::kNone;
+    };
+    std::optional<Wait> waiting;
     for (const lockmgr::LockHeadInfo& h : v.locks) {
-        std::string type(lockmgr::resourceTypeName(h.resource.type()));
+        std::string_view type = lockmgr::resourceTypeName(h.resource.type());
         for (const auto& g : h.granted) {
             if (g.locker != v.lockerId)
                 continue;
@@ -261,52 +179,64 @@ OrderedJson inprogEntry(const SessionView& v) {
             else if (lockmgr::isModeCovered(it->second, g.mode))
                 it->second = g.mode;
             if (g.convertMode != lockmgr::LockMode::kNone)
-                waiting = {{"type", type},
-                           {"resource", h.name},
-                           {"mode", lockmgr::modeName(g.convertMode)}};
+                waiting = Wait{type, h.name, g.convertMode};
         }
         for (const auto& w : h.waiting) {
             if (w.locker == v.lockerId)
-                waiting = {{"type", type}, {"resource", h.name}, {"mode", lockmgr::modeName(w.mode)}};
+                waiting = Wait{type, h.name, w.mode};
         }
     }
-    OrderedJson held = OrderedJson::object();
-    for (const auto& [type, mode] : strongest)
-        held[type] = lockmgr::modeStatsLetter(mode);
+    std::string out;
+    JsonText j(&out);
+    j.begin();
     if (v.op) {
         const OpSnapshot& op = *v.op;
         int64_t running = std::max<int64_t>(0, v.nowMicros - op.startMicros);
-        e["type"] = "op";
-        e["opid"] = op.opid;
-        e["active"] = true;
+        j.field("type", "op");
+        j.field("opid", op.opid);
+        j.field("active", true);
         // The wall-clock start, from the running time: the operation itself
         // records only a monotonic start (cheaper, and immune to clock steps).
-        e["currentOpTime"] = isoDate(std::chrono::system_clock::now() -
-                                     std::chrono::microseconds(running));
-        e["secs_running"] = running / 1'000'000;
-        e["microsecs_running"] = running;
-        e["op"] = curOpTypeName(op.op);
-        e["ns"] = op.ns;
-        e["command"] = commandDocument(op);
-        addCounters(e, op.counters, "numYields");
+        j.field("currentOpTime",
+                isoDate(std::chrono::system_clock::now() - std::chrono::microseconds(running)));
+        j.field("secs_running", running / 1'000'000);
+        j.field("microsecs_running", running);
+        j.field("op", curOpTypeName(op.op));
+        j.field("ns", op.ns);
+        j.key("command");
+        appendCommand(j, op);
+        appendCounterFields(j, op.counters, "numYields");
     } else {
-        e["type"] = "idleSession";
-        e["active"] = false;
+        j.field("type", "idleSession");
+        j.field("active", false);
     }
-    e["client"] = v.client;
-    e["appName"] = v.client;
-    e["desc"] = v.client;
-    e["connectionId"] = v.connectionId;
-    e["waitingForLock"] = !waiting.is_null();
-    if (!waiting.is_null())
-        e["lockWaitingFor"] = waiting;
-    e["locks"] = held;
-    if (v.op)
-        e["lockStats"] = locksDocument(v.lockStats);
+    j.field("client", v.client);
+    j.field("appName", v.client);
+    j.field("desc", v.client);
+    j.field("connectionId", v.connectionId);
+    j.field("waitingForLock", waiting.has_value());
+    if (waiting) {
+        j.key("lockWaitingFor");
+        j.begin();
+        j.field("type", waiting->type);
+        j.field("resource", waiting->resource);
+        j.field("mode", lockmgr::modeName(waiting->mode));
+        j.end();
+    }
+    j.key("locks");
+    j.begin();
+    for (const auto& [type, mode] : strongest)
+        j.field(type, lockmgr::modeStatsLetter(mode));
+    j.end();
+    if (v.op) {
+        j.key("lockStats");
+        appendLocks(j, v.lockStats);
+    }
     if (v.txnOpen)
-        e["transaction"] = transactionDocument(v.txnId, v.readTs,
-                                               std::max<int64_t>(0, v.nowMicros - v.txnStartMicros));
-    return e;
+        appendTransaction(j, v.txnId, v.readTs,
+                          std::max<int64_t>(0, v.nowMicros - v.txnStartMicros));
+    j.end();
+    return out;
 }
 
 }  // namespace mvkv::engine

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +17,6 @@
 
 namespace mvkv::engine {
 
-using OrderedJson = nlohmann::ordered_json;
 
 /// Everything the slow-op line and the profile entry say of one finished
 /// operation.
@@ -35,11 +33,6 @@ struct FinishedOp {
     std::chrono::system_clock::time_point when;  // its end, wall clock
 };
 
-/// {"<command>": "<collection>", "key": ..., "from"/"to", "value": prefix,
-/// "valueBytes": n}; the database alone for database commands.
-OrderedJson commandDocument(const OpSnapshot& op);
-/// MongoDB's "locks" document of a LockStats (r/w/R/W letters).
-OrderedJson locksDocument(const lockmgr::LockStats& stats);
 /// ISO 8601 with milliseconds and the UTC offset, as logv2 writes "$date".
 std::string isoDate(std::chrono::system_clock::time_point t);
 /// One slow-op line: {"t":{"$date":..},"s":"I","c":"COMMAND","id":51803,
@@ -62,8 +55,10 @@ struct SessionView {
     uint64_t readTs = 0;
     int64_t txnStartMicros = 0;
 };
-/// One currentOp inprog entry: a running operation ("type":"op") or, when
-/// no operation runs, an open transaction ("type":"idleSession").
-OrderedJson inprogEntry(const SessionView& v);
+/// One currentOp inprog entry (JSON text): a running operation
+/// ("type":"op") or, when no operation runs, an open transaction
+/// ("type":"idleSession"). The "command" document is {"<command>":
+/// "<collection>", "key": ... or "from"/"to", "value": prefix, "valueBytes": n}.
+std::string inprogEntry(const SessionView& v);
 
 }  // namespace mvkv::engine

@@ -9,7 +9,6 @@
 namespace mvkv::engine {
 
 std::string Engine::currentOp(bool all) {
-    OrderedJson inprog = OrderedJson::array();
     // Gather under the registry mutex (no session can go meanwhile); the
     // lock manager's view of each locker is thread-safe.
     std::vector<SessionView> views;
@@ -33,12 +32,14 @@ std::string Engine::currentOp(bool all) {
         }
         views.push_back(std::move(v));
     });
-    for (const SessionView& v : views)
-        inprog.push_back(inprogEntry(v));
-    OrderedJson out;
-    out["inprog"] = std::move(inprog);
-    out["ok"] = 1;
-    return out.dump();
+    std::string out = "{\"inprog\":[";
+    for (size_t i = 0; i < views.size(); ++i) {
+        if (i != 0)
+            out += ',';
+        out += inprogEntry(views[i]);
+    }
+    out += "],\"ok\":1}";
+    return out;
 }
 
 Status Engine::killOp(uint64_t opid) {

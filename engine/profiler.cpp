@@ -140,9 +140,9 @@ void Profiler::write(std::string_view db, const FinishedOp& f) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
-OrderedJson Profiler::status() const {
-    OrderedJson out;
-    OrderedJson levels = OrderedJson::object();
+nlohmann::ordered_json Profiler::status() const {
+    nlohmann::ordered_json out;
+    nlohmann::ordered_json levels = nlohmann::ordered_json::object();
     {
         std::lock_guard<std::mutex> g(mutex_);
         for (const auto& [db, level] : levels_)

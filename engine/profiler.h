@@ -23,6 +23,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/op_report.h"
 #include "util/status.h"
 
@@ -65,7 +67,7 @@ class Profiler {
     /// Ends the profiler's session (the engine, before it goes).
     void shutdown();
     /// {"levels":{db:level},"written":n,"dropped":n} for serverStatus.
-    OrderedJson status() const;
+    nlohmann::ordered_json status() const;
 
   private:
     Status ensureCollection(std::string_view db);  // requires writeMutex_

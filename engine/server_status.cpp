@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
 #include "engine/op_report.h"
 #include "engine/session.h"
 
 namespace mvkv::engine {
+
+using OrderedJson = nlohmann::ordered_json;
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "lockmgr/lock_stats.h"
 
-#include <nlohmann/json.hpp>
+#include <string>
 
 namespace mvkv::lockmgr {
 namespace {
@@ -16,23 +16,46 @@ void LockStats::append(const LockStats& other) {
 }
 
 std::string LockStats::toJson() const {
-    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    // Written as text: every profiled or slow operation renders one, and the
+    // names are fixed identifiers that need no escaping.
+    std::string out = "{";
     for (int t = 1; t < kResourceTypeCount; ++t) {
-        nlohmann::ordered_json typeDoc = nlohmann::ordered_json::object();
+        bool typeOpen = false;
         for (int k = 0; k < kLockStatKinds; ++k) {
-            nlohmann::ordered_json kindDoc = nlohmann::ordered_json::object();
+            bool kindOpen = false;
             for (int m = 1; m < kLockModeCount; ++m) {
                 uint64_t v = counters_[index(ResourceType(t), LockMode(m), LockStatKind(k))];
-                if (v)
-                    kindDoc[std::string(modeStatsLetter(LockMode(m)))] = v;
+                if (v == 0)
+                    continue;
+                if (!typeOpen) {
+                    out += out.size() > 1 ? ",\"" : "\"";
+                    out += resourceTypeName(ResourceType(t));
+                    out += "\":{";
+                    typeOpen = true;
+                }
+                if (!kindOpen) {
+                    if (out.back() != '{')
+                        out += ',';
+                    out += '"';
+                    out += kKindNames[size_t(k)];
+                    out += "\":{";
+                    kindOpen = true;
+                } else {
+                    out += ',';
+                }
+                out += '"';
+                out += modeStatsLetter(LockMode(m));
+                out += "\":";
+                out += std::to_string(v);
             }
-            if (!kindDoc.empty())
-                typeDoc[std::string(kKindNames[size_t(k)])] = kindDoc;
+            if (kindOpen)
+                out += '}';
         }
-        if (!typeDoc.empty())
-            out[std::string(resourceTypeName(ResourceType(t)))] = typeDoc;
+        if (typeOpen)
+            out += '}';
     }
-    return out.dump();
+    out += '}';
+    return out;
 }
 
 void LockStats::subtract(const LockStats& other) {
