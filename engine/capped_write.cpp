@@ -8,17 +8,10 @@
 #include "engine/capped_state.h"
 #include "engine/engine.h"
 #include "engine/session.h"
-#include "mvcc/write_conflict_retry.h"
+#include "engine/implicit_write.h"
 #include "util/printable.h"
 
 namespace mvkv::engine {
-
-namespace {
-// As session.cpp's implicit operations: no read timestamp, off the active
-// list while the pin covers the snapshot.
-const mvcc::BeginOptions kImplicitBegin{mvcc::kNoTimestamp, false, true};
-}  // namespace
-
 Status Session::writeCapped(WriteOp op, Collection& coll, std::string_view key,
                             std::string_view value) {
     CappedState& capped = *coll.capped();
@@ -40,41 +33,20 @@ Status Session::writeCapped(WriteOp op, Collection& coll, std::string_view key,
         auto pin = engine_.epochs_.pin();
         capped.rebuild(coll.tree(), engine_.epochs_);
     }
-    auto& txns = engine_.txns_;
     std::vector<std::string> victims;
     bool committing = false;
-    mvcc::RetryCounts counts;
-    Status s = mvcc::writeConflictRetry(
-        retryTimeout_, counts,
-        [&]() -> Status {
-            if (Status i = checkInterrupted(); !i.ok())
-                return i;
-            victims.clear();
-            auto pin = engine_.epochs_.pin();
-            if (Status b = txns.begin(txn_, kImplicitBegin); !b.ok())
-                return b;
-            Status w = applyWrite(op, coll, key, value);
-            if (w.ok() && op != WriteOp::kRemove) {
-                victims = capped.victimsFor(key, entryBytes);
-                for (const std::string& victim : victims)
-                    if (w = applyWrite(WriteOp::kRemove, coll, victim, {}); !w.ok())
-                        break;
-            }
-            pin.release();
-            if (!w.ok()) {
-                abortTxn();
-                return w;
-            }
-            committing = true;
-            return commitTxn(std::nullopt);
-        },
-        [&] {
-            txns.noteWriteConflict();
-            curOp_.add(curOp_.writeConflicts);
-        });
-    if (counts.attempts > 1)
-        txns.noteRetries(counts.attempts - 1);
-    lastOpWriteConflicts_ = counts.writeConflicts;
+    Status s = implicitWrite([&]() -> Status {
+        victims.clear();
+        Status w = applyWrite(op, coll, key, value);
+        if (w.ok() && op != WriteOp::kRemove) {
+            victims = capped.victimsFor(key, entryBytes);
+            for (const std::string& victim : victims)
+                if (w = applyWrite(WriteOp::kRemove, coll, victim, {}); !w.ok())
+                    break;
+        }
+        committing = w.ok();  // implicitWrite commits next
+        return w;
+    });
     if (!s.ok()) {
         // A failed commit may have reached the log (an I/O error): read the
         // order back from the data rather than guess.

@@ -83,14 +83,6 @@ uint64_t CurOp::ensureOpid(std::atomic<uint64_t>& opidCounter) {
     return id;  // somebody else handed one out first
 }
 
-uint64_t CurOp::opid(std::atomic<uint64_t>& opidCounter) {
-    if (!lockForRead())
-        return 0;
-    uint64_t id = ensureOpid(opidCounter);
-    unlockRead();
-    return id;
-}
-
 OpSnapshot CurOp::copy() const {
     OpSnapshot s;
     s.op = d_.op;

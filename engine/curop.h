@@ -119,15 +119,12 @@ class CurOp {
     std::atomic<uint64_t> keysDeleted{0};
     OpCounters counters() const;
 
-    const Description& description() const { return d_; }
     int64_t startMicros() const { return startMicros_; }
     /// The owner's full copy (for the slow-op log and the profiler).
     OpSnapshot ownSnapshot(std::atomic<uint64_t>& opidCounter);
 
     // ---- any thread ----
 
-    /// The operation's opid, handing one out if it has none yet. 0 when idle.
-    uint64_t opid(std::atomic<uint64_t>& opidCounter);
     /// A copy of the running operation; nullopt when idle.
     std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter);
     /// If the running operation has opid `opid`: marks it killed and runs

@@ -148,7 +148,6 @@ class Engine {
     Status setSlowOp(int64_t slowMs, double sampleRate);
     SlowOpLog& slowOpLog() { return *slowLog_; }
     Profiler& profiler() { return *profiler_; }
-    const OpClock& opClock() const { return clock_; }
 
     const EngineOptions& options() const { return options_; }
     /// What opening the data directory found. Not to be read while

@@ -29,8 +29,6 @@ class OpClock {
                                                               : CLOCK_MONOTONIC_COARSE);
     }
     void setPrecise(bool precise) { precise_.store(precise, std::memory_order_relaxed); }
-    bool precise() const { return precise_.load(std::memory_order_relaxed); }
-    bool injected() const { return static_cast<bool>(injected_); }
 
   private:
     static int64_t read(clockid_t id) {

@@ -14,16 +14,11 @@
 #include "engine/visible_value.h"
 #include "engine/operation_context.h"
 #include "engine/op_scope.h"
+#include "engine/implicit_write.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
 
 namespace mvkv::engine {
-
-namespace {
-// An implicit operation's transaction: short, no read timestamp, off the
-// active list while the caller's epoch pin covers its snapshot.
-const mvcc::BeginOptions kImplicitBegin{mvcc::kNoTimestamp, false, true};
-}  // namespace
 
 using lockmgr::LockMode;
 
@@ -562,32 +557,7 @@ Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
             curOp_.add(op == WriteOp::kRemove ? curOp_.keysDeleted : curOp_.keysInserted);
         return s;
     }
-    mvcc::RetryCounts counts;
-    Status s = mvcc::writeConflictRetry(
-        retryTimeout_, counts,
-        [&]() -> Status {
-            if (Status i = checkInterrupted(); !i.ok())
-                return i;
-            // Unregistered until its first write links it: the pin covers
-            // its snapshot meanwhile (BeginOptions::unregistered).
-            auto pin = engine_.epochs_.pin();
-            if (Status b = txns.begin(txn_, kImplicitBegin); !b.ok())
-                return b;
-            Status w = applyWrite(op, coll, key, value);
-            pin.release();
-            if (!w.ok()) {
-                abortTxn();
-                return w;
-            }
-            return commitTxn(std::nullopt);
-        },
-        [&] {
-            txns.noteWriteConflict();
-            curOp_.add(curOp_.writeConflicts);
-        });
-    if (counts.attempts > 1)
-        txns.noteRetries(counts.attempts - 1);
-    lastOpWriteConflicts_ = counts.writeConflicts;
+    Status s = implicitWrite([&] { return applyWrite(op, coll, key, value); });
     if (s.ok())
         curOp_.add(op == WriteOp::kRemove ? curOp_.keysDeleted : curOp_.keysInserted);
     return s;

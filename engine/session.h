@@ -256,6 +256,10 @@ class Session {
                                               std::string_view value, bool* stop)>;
     Status walkRange(std::string_view ns, lockmgr::LockMode mode, const KeyRange& range,
                      bool reverse, const RangeVisitor& onKey);
+    /// One implicit write transaction running `apply` (its writes), retried
+    /// on write conflicts (engine/implicit_write.h).
+    template <typename Apply>
+    Status implicitWrite(Apply&& apply);
     /// The write of one key under locks the caller holds (removeRange).
     Status writeLocked(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
     Deadline lockDeadline() const;

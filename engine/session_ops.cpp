@@ -171,6 +171,14 @@ Status Session::yieldLocks(OperationContext& op, std::string_view ns) {
 
 namespace {
 
+CurOp::Description describeRange(CurOpType op, std::string_view command, std::string_view ns,
+                                 const KeyRange& range) {
+    CurOp::Description d{op, command, ns, range.from.value_or(std::string_view{})};
+    d.keyEnd = range.to.value_or(std::string_view{});
+    d.hasRange = true;
+    return d;
+}
+
 bool inRange(std::string_view key, const KeyRange& r) {
     if (r.from && key < *r.from)
         return false;
@@ -306,11 +314,7 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
 
 Status Session::scan(std::string_view ns, const ScanOptions& options,
                      const std::function<bool(std::string_view, std::string_view)>& visit) {
-    CurOp::Description d{CurOpType::kQuery, "find", ns};
-    d.key = options.range.from.value_or(std::string_view{});
-    d.keyEnd = options.range.to.value_or(std::string_view{});
-    d.hasRange = true;
-    OpScope scope(*this, d);
+    OpScope scope(*this, describeRange(CurOpType::kQuery, "find", ns, options.range));
     uint64_t returned = 0;
     return scope.finish(walkRange(ns, LockMode::kIS, options.range, options.reverse,
                                   [&](Collection&, std::string_view k, std::string_view v, bool* stop) {
@@ -324,11 +328,7 @@ Status Session::scan(std::string_view ns, const ScanOptions& options,
 }
 
 StatusWith<uint64_t> Session::count(std::string_view ns, const KeyRange& range) {
-    CurOp::Description d{CurOpType::kCommand, "count", ns};
-    d.key = range.from.value_or(std::string_view{});
-    d.keyEnd = range.to.value_or(std::string_view{});
-    d.hasRange = true;
-    OpScope scope(*this, d);
+    OpScope scope(*this, describeRange(CurOpType::kCommand, "count", ns, range));
     uint64_t n = 0;
     Status s = walkRange(ns, LockMode::kIS, range, false,
                          [&](Collection&, std::string_view, std::string_view, bool*) {
@@ -342,11 +342,7 @@ StatusWith<uint64_t> Session::count(std::string_view ns, const KeyRange& range) 
 }
 
 StatusWith<uint64_t> Session::removeRange(std::string_view ns, const KeyRange& range) {
-    CurOp::Description d{CurOpType::kRemove, "delete", ns};
-    d.key = range.from.value_or(std::string_view{});
-    d.keyEnd = range.to.value_or(std::string_view{});
-    d.hasRange = true;
-    OpScope scope(*this, d);
+    OpScope scope(*this, describeRange(CurOpType::kRemove, "delete", ns, range));
     uint64_t removed = 0;
     // walkRange hands out each key with no epoch pin held; the remove takes
     // the collection the walk has locked (IX), one key at a time outside a
