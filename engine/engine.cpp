@@ -157,6 +157,14 @@ Engine::Engine(EngineOptions options)
     sweeper_.start(options_.historySweepInterval);
 }
 
+int64_t Engine::wallClockMs() const {
+    if (options_.wallClock) [[unlikely]]
+        return options_.wallClock();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 Status Engine::openSlowOpLog(bool withFile) {
     SlowOpLogOptions o;
     o.slowMs = options_.slowOpThreshold.count();

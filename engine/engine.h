@@ -150,6 +150,9 @@ class Engine {
     Profiler& profiler() { return *profiler_; }
 
     const EngineOptions& options() const { return options_; }
+    /// Milliseconds since the Unix epoch: EngineOptions::wallClock, or the
+    /// system's real-time clock.
+    int64_t wallClockMs() const;
     /// What opening the data directory found. Not to be read while
     /// clearRepairRecord runs on another thread.
     const RecoveryStats& recovery() const { return recovery_; }

@@ -87,6 +87,10 @@ struct EngineOptions {
     /// The operation clock in microseconds (monotonic). Empty: the system's.
     /// Tests inject one so that "slow" never needs real time to pass.
     std::function<int64_t()> clock;
+    /// The wall clock in milliseconds since the Unix epoch, for what expires
+    /// (TTL collections, document locks). Empty: the system's. Tests inject
+    /// one and move it forward instead of waiting.
+    std::function<int64_t()> wallClock;
 };
 
 }  // namespace mvkv::engine

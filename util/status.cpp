@@ -38,6 +38,12 @@ std::string_view statusCodeName(StatusCode code) {
             return "NamespaceExists";
         case StatusCode::kQueryPlanKilled:
             return "QueryPlanKilled";
+        case StatusCode::kDocumentLocked:
+            return "DocumentLocked";
+        case StatusCode::kNotLockOwner:
+            return "NotLockOwner";
+        case StatusCode::kLockLost:
+            return "LockLost";
     }
     return "Unknown";
 }

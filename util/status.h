@@ -35,6 +35,9 @@ enum class StatusCode : uint8_t {
     kNamespaceNotFound,
     kNamespaceExists,
     kQueryPlanKilled,  // a yielding operation's collection was dropped meanwhile
+    kDocumentLocked,   // a document lock is held by another owner (docs/document-locks.md)
+    kNotLockOwner,     // a document lock release/refresh by someone who does not hold it
+    kLockLost,         // a fenced write whose document lock no longer holds
 };
 
 /// The code's name as shown to people and in JSON ("WriteConflict", ...).
@@ -83,6 +86,11 @@ class [[nodiscard]] Status {
     static Status QueryPlanKilled(std::string m) {
         return {StatusCode::kQueryPlanKilled, std::move(m)};
     }
+    static Status DocumentLocked(std::string m) {
+        return {StatusCode::kDocumentLocked, std::move(m)};
+    }
+    static Status NotLockOwner(std::string m) { return {StatusCode::kNotLockOwner, std::move(m)}; }
+    static Status LockLost(std::string m) { return {StatusCode::kLockLost, std::move(m)}; }
     static Status NamespaceExists(std::string m) {
         return {StatusCode::kNamespaceExists, std::move(m)};
     }
