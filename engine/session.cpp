@@ -414,6 +414,21 @@ Status Session::update(std::string_view ns, std::string_view key, std::string_vi
 Status Session::remove(std::string_view ns, std::string_view key) {
     return write(WriteOp::kRemove, ns, key, {});
 }
+Status Session::put(std::string_view ns, std::string_view key, std::string_view value,
+                    const WriteOptions& options) {
+    return write(WriteOp::kPut, ns, key, value, &options);
+}
+Status Session::insert(std::string_view ns, std::string_view key, std::string_view value,
+                       const WriteOptions& options) {
+    return write(WriteOp::kInsert, ns, key, value, &options);
+}
+Status Session::update(std::string_view ns, std::string_view key, std::string_view value,
+                       const WriteOptions& options) {
+    return write(WriteOp::kUpdate, ns, key, value, &options);
+}
+Status Session::remove(std::string_view ns, std::string_view key, const WriteOptions& options) {
+    return write(WriteOp::kRemove, ns, key, {}, &options);
+}
 
 char Session::oplogOp(WriteOp op) const {
     // What the write did, as MongoDB logs it: 'i' when the key had no live
@@ -516,9 +531,18 @@ CurOp::Description describeWrite(char op, std::string_view ns, std::string_view 
 }  // namespace
 
 Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
-                      std::string_view value) {
+                      std::string_view value, const WriteOptions* options) {
     static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
     OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
+    if (options) [[unlikely]] {
+        // Until TTL collections and document locks exist (issue 17) no
+        // collection takes either option.
+        if (options->expireAtMs)
+            return scope.finish(Status::InvalidArgument(
+                fmt::format("an expiry needs a TTL collection; {} is not one", ns)));
+        if (options->fence)
+            return scope.finish(Status::IllegalOperation("fenced writes need document locks"));
+    }
     if (Status s = checkKey(key); !s.ok())
         return scope.finish(std::move(s));
     if (op != WriteOp::kRemove) {

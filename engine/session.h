@@ -29,6 +29,7 @@
 #include "engine/collection.h"
 #include "engine/curop.h"
 #include "engine/op_registry.h"
+#include "engine/write_options.h"
 #include "historystore/history_store.h"
 #include "lockmgr/locker.h"
 #include "lockmgr/raii_locks.h"
@@ -132,6 +133,15 @@ class Session {
     Status update(std::string_view ns, std::string_view key, std::string_view value);
     /// NotFound when the key does not exist.
     Status remove(std::string_view ns, std::string_view key);
+    /// The same with options (engine/write_options.h): an explicit expiry on
+    /// a TTL collection, a document-lock fence.
+    Status put(std::string_view ns, std::string_view key, std::string_view value,
+               const WriteOptions& options);
+    Status insert(std::string_view ns, std::string_view key, std::string_view value,
+                  const WriteOptions& options);
+    Status update(std::string_view ns, std::string_view key, std::string_view value,
+                  const WriteOptions& options);
+    Status remove(std::string_view ns, std::string_view key, const WriteOptions& options);
     /// Every version of `key` the engine still holds, newest first: the
     /// update chain (uncommitted and aborted versions included), then the
     /// history store. Visibility does not apply: this is for inspection
@@ -286,7 +296,8 @@ class Session {
     /// cache never keeps a dropped collection alive for long.
     void dropStaleCache();
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
-    Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value);
+    Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value,
+                 const WriteOptions* options = nullptr);
     /// A write to a capped collection, with its evictions in the same
     /// transaction (engine/capped_write.cpp). The caller holds IX on it.
     Status writeCapped(WriteOp op, Collection& coll, std::string_view key,
