@@ -11,7 +11,8 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       lockNs_(std::move(lockNs)),
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
-      tree_(epochs) {}
+      tree_(epochs),
+      expireAfterSeconds_(options.expireAfterSeconds.value_or(0)) {}
 
 Collection::~Collection() {
     // No other user remains: no pin needed, nothing is retired concurrently.
