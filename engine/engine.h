@@ -158,6 +158,11 @@ class Engine {
     /// IllegalOperation on a secondary or once the engine is closing; the
     /// error that stopped the pass otherwise (what it deleted stays deleted).
     StatusWith<TtlPassResult> runTtlPass() { return ttlMonitor_->runPass(); }
+    /// A test seam (TtlMonitor::setTestHook): `hook` runs in every later
+    /// pass between its scan and the delete of each expired entry it found.
+    void setTtlTestHook(std::function<void(std::string_view ns, std::string_view key)> hook) {
+        ttlMonitor_->setTestHook(std::move(hook));
+    }
     /// The monitor's figures since open (serverStatus metrics.ttl).
     TtlStats ttlStats() const { return ttlMonitor_->stats(); }
     /// A replica's secondary (ReplicaApplier::start sets it): its TTL monitor

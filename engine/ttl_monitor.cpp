@@ -50,6 +50,11 @@ void TtlMonitor::run(std::chrono::milliseconds sleep) {
     }
 }
 
+void TtlMonitor::setTestHook(std::function<void(std::string_view, std::string_view)> hook) {
+    std::lock_guard pass(passMutex_);
+    testHook_ = std::move(hook);
+}
+
 TtlStats TtlMonitor::stats() const {
     TtlStats s;
     s.passes = passes_.load(std::memory_order_relaxed);
@@ -117,6 +122,8 @@ StatusWith<TtlPassResult> TtlMonitor::runPass() {
             for (const std::string& key : expired) {
                 if (halted())
                     return Status::OK();
+                if (testHook_)
+                    testHook_(ns, key);
                 bool deleted = false, conflict = false;
                 Status d = deleteIfExpired(*session, ns, key, now, &deleted, &conflict);
                 if (d.code() == StatusCode::kNamespaceNotFound)

@@ -29,7 +29,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "util/status.h"
@@ -79,6 +81,10 @@ class TtlMonitor {
     void setSecondary(bool on);
     bool secondary() const { return secondary_.load(std::memory_order_acquire); }
     TtlStats stats() const;
+    /// A test seam: `hook` runs in every later pass between its scan and the
+    /// delete transaction of each expired entry it found (on the pass's
+    /// thread; it must not run a pass).
+    void setTestHook(std::function<void(std::string_view ns, std::string_view key)> hook);
 
   private:
     void run(std::chrono::milliseconds sleep);
@@ -95,6 +101,7 @@ class TtlMonitor {
     std::mutex sessionMutex_;
     Session* running_ = nullptr;  // GUARDED_BY(sessionMutex_): the pass's session, for stop()
     std::atomic<uint64_t> passes_{0}, deleted_{0}, conflicts_{0}, failed_{0};
+    std::function<void(std::string_view, std::string_view)> testHook_;  // GUARDED_BY(passMutex_)
 
     std::mutex wakeMutex_;
     std::condition_variable wake_;
