@@ -1664,13 +1664,23 @@ TEST_CASE("issue 16: serverstatus, whole and by section; an unknown section name
     CHECK(o[4]["error"].get<std::string>().find("opcounters") != std::string::npos);
 }
 
-TEST_CASE("issue 16: the new commands are in help") {
+namespace {
+
+/// Every usage line `help` lists, each followed by a newline.
+std::string helpUsages() {
     Result r = run({"--memory", "--json", "-c", "help"});
     const auto o = r.objects();
     REQUIRE(o.size() == 1);
     std::string all;
     for (const json& c : o[0]["commands"])
         all += c["usage"].get<std::string>() + "\n";
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("issue 16: the new commands are in help") {
+    const std::string all = helpUsages();
     for (const char* usage : {"bg COMMAND", "wait OPID", "jobs", "currentop [all]", "killop OPID",
                               "serverstatus [SECTION]", "profile [LEVEL] [slowms=N] [samplerate=F]",
                               "delrange COLL FROM TO"})
@@ -1811,12 +1821,7 @@ TEST_CASE("issue 17: bad TTL input: one error each, nothing changed") {
 }
 
 TEST_CASE("issue 17: the TTL commands are in help") {
-    Result r = run({"--memory", "--json", "-c", "help"});
-    const auto o = r.objects();
-    REQUIRE(o.size() == 1);
-    std::string all;
-    for (const json& c : o[0]["commands"])
-        all += c["usage"].get<std::string>() + "\n";
+    const std::string all = helpUsages();
     for (const char* usage : {"create COLL [capped size=BYTES [max=N]] [expire_after=DURATION]",
                               "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
                               "collmod COLL expire_after=DURATION", "ttl [run]"})
