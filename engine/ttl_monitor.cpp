@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ TtlStats TtlMonitor::stats() const {
     s.deletedDocuments = deleted_.load(std::memory_order_relaxed);
     s.skippedConflicts = conflicts_.load(std::memory_order_relaxed);
     s.failedPasses = failed_.load(std::memory_order_relaxed);
+    s.skippedLockTimeouts = lockTimeouts_.load(std::memory_order_relaxed);
     s.secondary = secondary();
     return s;
 }
@@ -68,17 +70,20 @@ TtlStats TtlMonitor::stats() const {
 StatusWith<TtlPassResult> TtlMonitor::runPass() {
     std::lock_guard pass(passMutex_);
     if (stopping_.load(std::memory_order_acquire))
-        return Status::IllegalOperation("the engine is closing: the TTL monitor runs no more passes");
+        return Status::IllegalOperation(
+            "the engine is closing: the TTL monitor runs no more passes");
     if (secondary())
         return Status::IllegalOperation(
             "this engine is a replica's secondary: its TTL collections lose expired entries "
             "through its primary's deletes, applied from the oplog, never on their own");
-    auto halted = [this] {
-        return stopping_.load(std::memory_order_acquire) || secondary();
-    };
+    auto halted = [this] { return stopping_.load(std::memory_order_acquire) || secondary(); };
     std::unique_ptr<Session> session = engine_.openSession();
     session->setMonitored(false);  // the engine's own: no slow log, profile or opcounter
     session->setName("TTLMonitor");
+    // A collection held in X (a drop waiting behind a long transaction) is
+    // skipped until the next pass rather than holding up the others.
+    const auto& configured = engine_.options().lockTimeout;
+    session->setLockTimeout(configured ? std::min(*configured, kLockTimeout) : kLockTimeout);
     {
         std::lock_guard lock(sessionMutex_);
         running_ = session.get();
@@ -100,22 +105,26 @@ StatusWith<TtlPassResult> TtlMonitor::runPass() {
             Status scanned;
             {
                 OpScope scope(*session, {CurOpType::kQuery, "find", ns});
-                scanned = scope.finish(session->walkRange(
-                    ns, lockmgr::LockMode::kIS, {}, false,
-                    [&](Collection& c, std::string_view key, std::string_view stored,
-                        bool* stop) -> Status {
-                        TtlStamp stamp;
-                        if (c.ttl() && decodeTtlStamp(stored, &stamp) &&
-                            stamp.expiresAtMs(c.expireAfterSeconds()) <= now)
-                            expired.emplace_back(key);
-                        *stop = halted();
-                        return Status::OK();
-                    }));
+                scanned = scope.finish(
+                    session->walkRange(ns, lockmgr::LockMode::kIS, {}, false,
+                                       [&](Collection& c, std::string_view key,
+                                           std::string_view stored, bool* stop) -> Status {
+                                           TtlStamp stamp;
+                                           if (c.ttl() && decodeTtlStamp(stored, &stamp) &&
+                                               stamp.expiresAtMs(c.expireAfterSeconds()) <= now)
+                                               expired.emplace_back(key);
+                                           *stop = halted();
+                                           return Status::OK();
+                                       }));
             }
             // Dropped since the catalog was listed: nothing left to expire.
             if (scanned.code() == StatusCode::kNamespaceNotFound ||
                 scanned.code() == StatusCode::kQueryPlanKilled)
                 continue;
+            if (scanned.code() == StatusCode::kLockTimeout) {
+                ++result.skippedLockTimeouts;
+                continue;
+            }
             if (!scanned.ok())
                 return scanned;
             result.expired += expired.size();
@@ -128,6 +137,10 @@ StatusWith<TtlPassResult> TtlMonitor::runPass() {
                 Status d = deleteIfExpired(*session, ns, key, now, &deleted, &conflict);
                 if (d.code() == StatusCode::kNamespaceNotFound)
                     break;
+                if (d.code() == StatusCode::kLockTimeout) {
+                    ++result.skippedLockTimeouts;  // the rest waits for the next pass
+                    break;
+                }
                 if (!d.ok())
                     return d;
                 if (deleted) {
@@ -146,6 +159,7 @@ StatusWith<TtlPassResult> TtlMonitor::runPass() {
         std::lock_guard lock(sessionMutex_);
         running_ = nullptr;
     }
+    lockTimeouts_.fetch_add(result.skippedLockTimeouts, std::memory_order_relaxed);
     if (!s.ok()) {
         failed_.fetch_add(1, std::memory_order_relaxed);
         return Status(s.code(), fmt::format("TTL monitor pass: {} (after deleting {} entries, "

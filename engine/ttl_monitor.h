@@ -18,6 +18,11 @@
 //   likely refreshing it). Deletes are ordinary writes: in the oplog,
 //   replicated, in the key's history.
 //
+// A collection whose lock the pass does not get within kLockTimeout (1 s, or
+// EngineOptions::lockTimeout when shorter) is skipped until the next pass:
+// one held in X (a drop queued behind a long transaction) does not hold up
+// the others, the engine's close, or a shell whose foreground holds the lock.
+//
 // Passes never run on a replica's secondary (setSecondary: it receives its
 // primary's deletes through the oplog) nor once stop() began.
 //
@@ -43,11 +48,12 @@ class Session;
 
 /// What one pass did.
 struct TtlPassResult {
-    uint64_t collections = 0;       // TTL collections scanned
-    uint64_t expired = 0;           // entries the scan found expired
-    uint64_t deleted = 0;           // of those, deleted
-    uint64_t skippedConflicts = 0;  // left for the next pass: a write conflict
-    int64_t nowMs = 0;              // the wall-clock time the pass judged by (its last collection's)
+    uint64_t collections = 0;          // TTL collections scanned
+    uint64_t expired = 0;              // entries the scan found expired
+    uint64_t deleted = 0;              // of those, deleted
+    uint64_t skippedConflicts = 0;     // left for the next pass: a write conflict
+    uint64_t skippedLockTimeouts = 0;  // collections left for the next pass: a lock wait timed out
+    int64_t nowMs = 0;  // the wall-clock time the pass judged by (its last collection's)
 };
 
 /// The monitor's figures since the engine opened (serverStatus metrics.ttl).
@@ -55,12 +61,15 @@ struct TtlStats {
     uint64_t passes = 0;  // passes run (background and on demand)
     uint64_t deletedDocuments = 0;
     uint64_t skippedConflicts = 0;
+    uint64_t skippedLockTimeouts = 0;
     uint64_t failedPasses = 0;  // passes that stopped on an error
     bool secondary = false;     // passes are refused (a replica's secondary)
 };
 
 class TtlMonitor {
   public:
+    static constexpr std::chrono::milliseconds kLockTimeout{1000};
+
     explicit TtlMonitor(Engine& engine) : engine_(engine) {}
     ~TtlMonitor() { stop(); }
     TtlMonitor(const TtlMonitor&) = delete;
@@ -100,7 +109,7 @@ class TtlMonitor {
     std::atomic<bool> secondary_{false};
     std::mutex sessionMutex_;
     Session* running_ = nullptr;  // GUARDED_BY(sessionMutex_): the pass's session, for stop()
-    std::atomic<uint64_t> passes_{0}, deleted_{0}, conflicts_{0}, failed_{0};
+    std::atomic<uint64_t> passes_{0}, deleted_{0}, conflicts_{0}, lockTimeouts_{0}, failed_{0};
     std::function<void(std::string_view, std::string_view)> testHook_;  // GUARDED_BY(passMutex_)
 
     std::mutex wakeMutex_;

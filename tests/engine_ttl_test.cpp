@@ -129,7 +129,8 @@ TEST_CASE("ttl: bad options are InvalidArgument and create nothing") {
     CHECK(optionOf(*e, "db.max") == kMaxExpireAfterSeconds);
 }
 
-TEST_CASE("ttl: an explicit expiry outside a TTL collection, with a remove, or not a time is refused") {
+TEST_CASE(
+    "ttl: an explicit expiry outside a TTL collection, with a remove, or not a time is refused") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
@@ -163,7 +164,8 @@ TEST_CASE("ttl: an explicit expiry outside a TTL collection, with a remove, or n
     CHECK_CODE(s2->put("db.ttl", "k", "12345"), StatusCode::kInvalidArgument);
 }
 
-TEST_CASE("ttl: a pass deletes what expired by the test clock; what has not stays, readable until then") {
+TEST_CASE(
+    "ttl: a pass deletes what expired by the test clock; what has not stays, readable until then") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
@@ -213,11 +215,13 @@ TEST_CASE("ttl: a pass deletes what expired by the test clock; what has not stay
     CHECK(h.value()[1].value == "1");
 }
 
-TEST_CASE("ttl: an explicit expiry per write; a refresh moves it; 0 s collections expire plain writes at once") {
+TEST_CASE(
+    "ttl: an explicit expiry per write; a refresh moves it; 0 s collections expire plain writes at "
+    "once") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
-    mustOk(s->createCollection("db.locks", ttl(0)));   // the lock-collection pattern
+    mustOk(s->createCollection("db.locks", ttl(0)));  // the lock-collection pattern
     mustOk(s->createCollection("db.cache", ttl(3600)));
     mustOk(s->put("db.locks", "held", "owner1", expireAt(kStart + 5'000)));
     mustOk(s->insert("db.locks", "short", "owner2", expireAt(kStart + 1'000)));
@@ -240,7 +244,7 @@ TEST_CASE("ttl: an explicit expiry per write; a refresh moves it; 0 s collection
 
     clock.advance(1s);
     CHECK(pass(*e).deleted == 1);  // db.cache soon
-    clock.advance(3s);               // kStart + 5 s
+    clock.advance(3s);             // kStart + 5 s
     CHECK(pass(*e).deleted == 1);  // held
     CHECK(scanAll(*s, "db.locks") == "short=owner2");
     // A plain put after an explicit one goes back to write time + expireAfter.
@@ -252,7 +256,9 @@ TEST_CASE("ttl: an explicit expiry per write; a refresh moves it; 0 s collection
     CHECK(scanAll(*s, "db.cache") == "late=v2");
 }
 
-TEST_CASE("ttl: collMod changes what expires: entries already there too, not explicit ones; bad calls change nothing") {
+TEST_CASE(
+    "ttl: collMod changes what expires: entries already there too, not explicit ones; bad calls "
+    "change nothing") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
@@ -282,14 +288,16 @@ TEST_CASE("ttl: collMod changes what expires: entries already there too, not exp
     CHECK(optionOf(*e, "db.plain") == std::nullopt);
 }
 
-TEST_CASE("ttl: values read back without the header: get, scan, count, cursor, history, history store, stats") {
+TEST_CASE(
+    "ttl: values read back without the header: get, scan, count, cursor, history, history store, "
+    "stats") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
     mustOk(s->createCollection("db.t", ttl(30)));
     mustOk(s->put("db.t", "a", "alpha"));
     mustOk(s->put("db.t", "b", "", expireAt(kStart + 5)));  // an empty value
-    mustOk(s->put("db.t", "c", std::string("\0w\0", 3)));     // bytes like a header's
+    mustOk(s->put("db.t", "c", std::string("\0w\0", 3)));   // bytes like a header's
     CHECK(getOr(*s, "db.t", "a") == "alpha");
     CHECK(getOr(*s, "db.t", "b") == "");
     CHECK(getOr(*s, "db.t", "c") == std::string("\0w\0", 3));
@@ -387,7 +395,9 @@ TEST_CASE("ttl: a delete that meets a write conflict is skipped and retried by t
     CHECK(getOr(*s, "db.t", "r") == "refreshed");
 }
 
-TEST_CASE("ttl: a pass reads each entry again in its delete's transaction: a refresh since the scan is kept") {
+TEST_CASE(
+    "ttl: a pass reads each entry again in its delete's transaction: a refresh since the scan is "
+    "kept") {
     TestClock clock;
     auto e = openEngine(withClock(clock));
     auto s = e->openSession();
@@ -423,6 +433,49 @@ TEST_CASE("ttl: a pass reads each entry again in its delete's transaction: a ref
     TtlPassResult next = pass(*e);
     CHECK(next.deleted == 1);  // b, retried
     CHECK(scanAll(*s, "db.t") == "a=refreshed");
+}
+
+TEST_CASE("ttl: a collection whose lock a pass cannot get in time is skipped until the next pass") {
+    TestClock clock;
+    EngineOptions o = withClock(clock);
+    o.lockTimeout = 20ms;  // the pass waits at most this (below TtlMonitor::kLockTimeout)
+    auto e = openEngine(o);
+    auto s = e->openSession();
+    mustOk(s->createCollection("db.held", ttl(1)));
+    mustOk(s->createCollection("db.free", ttl(1)));
+    mustOk(s->put("db.held", "k", "v"));
+    mustOk(s->put("db.free", "k", "v"));
+    clock.advance(2s);
+    // s holds IX on db.held; a drop queues for X behind it, and every later
+    // request (the pass's IS) queues behind the drop.
+    mustOk(s->begin());
+    mustOk(s->put("db.held", "other", "v"));
+    auto dropper = e->openSession();
+    dropper->setLockTimeout(std::nullopt);
+    Status dropped;
+    std::thread drop([&] { dropped = dropper->dropCollection("db.held"); });
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    auto dropWaits = [&] {
+        for (const auto& h : e->lockManager().dump())
+            if (h.name.find("db.held") != std::string::npos && !h.waiting.empty())
+                return true;
+        return false;
+    };
+    while (!dropWaits() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    REQUIRE(dropWaits());
+    TtlPassResult r = pass(*e);
+    CHECK(r.skippedLockTimeouts == 1);
+    CHECK(r.deleted == 1);  // db.free is not held up
+    CHECK(e->ttlStats().skippedLockTimeouts == 1);
+    dropper->interrupt();  // killOp: the drop gives up
+    drop.join();
+    CHECK(dropped.code() == StatusCode::kInterrupted);
+    mustOk(s->abort());
+    TtlPassResult next = pass(*e);
+    CHECK(next.skippedLockTimeouts == 0);
+    CHECK(next.deleted == 1);
+    CHECK(scanAll(*s, "db.held").empty());
 }
 
 TEST_CASE("ttl: TTL deletes and collMod are in the oplog: they survive a restart, options too") {
@@ -470,7 +523,9 @@ TEST_CASE("ttl: TTL deletes and collMod are in the oplog: they survive a restart
     CHECK(scanAll(*s, "db.t") == "kept=2");
 }
 
-TEST_CASE("ttl: a checkpoint keeps TTL options (format version 3) and pending expiries; versions 1 and 2 stay") {
+TEST_CASE(
+    "ttl: a checkpoint keeps TTL options (format version 3) and pending expiries; versions 1 and 2 "
+    "stay") {
     TempDir dir("mvkv-ttl-test");
     TestClock clock;
     EngineOptions o = withClock(clock, onDisk(dir.path, oplog::SyncMode::kNone));
@@ -551,18 +606,18 @@ TEST_CASE("ttl: the oplog's create and collMod commands round-trip; older and da
     REQUIRE(parseCollModCommand(collModCommand(45), &seconds).value());
     CHECK(seconds == 45);
     CHECK_FALSE(parseCollModCommand("create", &seconds).value());
-    for (const char* bad : {"collMod", "collMod expire_after=-3", "collMod size=3",
-                            "collMod expire_after=x"}) {
+    for (const char* bad :
+         {"collMod", "collMod expire_after=-3", "collMod size=3", "collMod expire_after=x"}) {
         CAPTURE(bad);
         CHECK(parseCollModCommand(bad, &seconds).status().code() == StatusCode::kCorruption);
     }
 }
 
-TEST_CASE("ttl: a replica gets collMod and the primary's TTL deletes; it never deletes on its own") {
+TEST_CASE(
+    "ttl: a replica gets collMod and the primary's TTL deletes; it never deletes on its own") {
     TempDir dir("mvkv-ttl-test");
     TestClock primaryClock, secondaryClock;
-    auto primary =
-        openEngine(withClock(primaryClock, onDisk(dir.path, oplog::SyncMode::kNone)));
+    auto primary = openEngine(withClock(primaryClock, onDisk(dir.path, oplog::SyncMode::kNone)));
     auto secondary = openEngine(withClock(secondaryClock));
     ReplicaOptions r;
     r.pollWait = 10ms;
@@ -673,9 +728,10 @@ TEST_CASE("ttl: four writers and the monitor: no lost and no resurrected entries
         } else if (got.status().code() != StatusCode::kNotFound) {
             fail(fmt::format("{}: w{}-k{}: {}", when, w, k, got.status().toString()));
         } else if (!last.value.empty() && last.expiresAt > now) {
-            fail(fmt::format("{}: w{}-k{} is gone but its last write '{}' expires at {} > now {} "
-                             "(lost)",
-                             when, w, k, last.value, last.expiresAt, now));
+            fail(
+                fmt::format("{}: w{}-k{} is gone but its last write '{}' expires at {} > now {} "
+                            "(lost)",
+                            when, w, k, last.value, last.expiresAt, now));
         }
     };
 
@@ -761,8 +817,9 @@ TEST_CASE("ttl: four writers and the monitor: no lost and no resurrected entries
         FAIL_CHECK(f);
     CHECK(failures.empty());
     TtlStats st = e->ttlStats();
-    MESSAGE("clock moved " << clock.ms() - kStart << " ms in " << passes << " passes; deleted " << st.deletedDocuments << ", skipped on conflicts "
-                      << st.skippedConflicts);
+    MESSAGE("clock moved " << clock.ms() - kStart << " ms in " << passes << " passes; deleted "
+                           << st.deletedDocuments << ", skipped on conflicts "
+                           << st.skippedConflicts);
     CHECK(st.deletedDocuments > 0);
     // Everything expires once the clock passes every expiry.
     clock.advance(1h);

@@ -23,9 +23,9 @@ Reply collmod(Shell& sh, const Args& a) {
     if (!ms.ok())
         return Reply::error(ms.status());
     if (ms.value() % 1000 != 0)
-        return Reply::error(Status::InvalidArgument(fmt::format(
-            "expire_after {} is not whole seconds: a TTL collection counts in seconds",
-            displayBytes(value, 40))));
+        return Reply::error(Status::InvalidArgument(
+            fmt::format("expire_after {} is not whole seconds: a TTL collection counts in seconds",
+                        displayBytes(value, 40))));
     const std::string ns = sh.ns(a[0]);
     const int64_t seconds = ms.value() / 1000;
     if (Status s = sh.session().setExpireAfterSeconds(ns, seconds); !s.ok())
@@ -48,15 +48,21 @@ Reply ttlRun(Shell& sh) {
     r.fields["deleted"] = p.deleted;
     r.fields["expired"] = p.expired;
     r.fields["skippedConflicts"] = p.skippedConflicts;
+    r.fields["skippedLockTimeouts"] = p.skippedLockTimeouts;
     r.fields["collections"] = p.collections;
     r.fields["now"] = p.nowMs;
     r.lines.push_back(fmt::format("deleted {} of {} expired entr{} in {} TTL collection{}",
-                                  p.deleted, p.expired, p.expired == 1 ? "y" : "ies",
-                                  p.collections, p.collections == 1 ? "" : "s"));
+                                  p.deleted, p.expired, p.expired == 1 ? "y" : "ies", p.collections,
+                                  p.collections == 1 ? "" : "s"));
     if (p.skippedConflicts > 0)
         r.lines.push_back(fmt::format(
             "skipped {} on a write conflict (being written now): the next pass retries them",
             p.skippedConflicts));
+    if (p.skippedLockTimeouts > 0)
+        r.lines.push_back(fmt::format(
+            "skipped {} collection{} whose lock was held too long (see `locks`): the next pass "
+            "retries",
+            p.skippedLockTimeouts, p.skippedLockTimeouts == 1 ? "" : "s"));
     return r;
 }
 
@@ -72,6 +78,7 @@ Reply ttl(Shell& sh, const Args& a) {
     r.fields["passes"] = st.passes;
     r.fields["deletedDocuments"] = st.deletedDocuments;
     r.fields["skippedConflicts"] = st.skippedConflicts;
+    r.fields["skippedLockTimeouts"] = st.skippedLockTimeouts;
     r.fields["failedPasses"] = st.failedPasses;
     r.fields["sleepMs"] = sleepMs;
     r.fields["secondary"] = st.secondary;
@@ -85,13 +92,13 @@ Reply ttl(Shell& sh, const Args& a) {
         names.push_back(fmt::format("{} ({} s)", c->ns().ns(), *o.expireAfterSeconds));
     }
     r.fields["collections"] = std::move(colls);
-    r.lines.push_back(
-        st.secondary ? std::string("TTL monitor: off (a replica's secondary)")
-        : sleepMs > 0 ? fmt::format("TTL monitor: a pass every {} ms", sleepMs)
-                      : std::string("TTL monitor: no background thread (ttl run runs a pass)"));
+    r.lines.push_back(st.secondary ? std::string("TTL monitor: off (a replica's secondary)")
+                      : sleepMs > 0
+                          ? fmt::format("TTL monitor: a pass every {} ms", sleepMs)
+                          : std::string("TTL monitor: no background thread (ttl run runs a pass)"));
     r.lines.push_back(fmt::format(
-        "{} passes, {} entries deleted, {} skipped on write conflicts, {} passes failed",
-        st.passes, st.deletedDocuments, st.skippedConflicts, st.failedPasses));
+        "{} passes, {} entries deleted, {} skipped on write conflicts, {} passes failed", st.passes,
+        st.deletedDocuments, st.skippedConflicts, st.failedPasses));
     r.lines.push_back(names.empty() ? std::string("no TTL collection")
                                     : fmt::format("TTL collections: {}", fmt::join(names, ", ")));
     return r;

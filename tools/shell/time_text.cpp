@@ -43,10 +43,9 @@ StatusWith<int64_t> parseDurationMs(std::string_view text, std::string_view what
             "such as 30s or 5m; not {}",
             what, displayBytes(text, 40)));
     if (!parseDigits(digits, &n) || n > maxMs / perUnit)
-        return Status::InvalidArgument(
-            fmt::format("{} {} is too long: at most {}", what, displayBytes(text, 40),
-                        maxMs % 1000 == 0 ? fmt::format("{} s", maxMs / 1000)
-                                          : fmt::format("{} ms", maxMs)));
+        return Status::InvalidArgument(fmt::format(
+            "{} {} is too long: at most {}", what, displayBytes(text, 40),
+            maxMs % 1000 == 0 ? fmt::format("{} s", maxMs / 1000) : fmt::format("{} ms", maxMs)));
     return n * perUnit;
 }
 
