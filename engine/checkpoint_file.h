@@ -11,16 +11,20 @@
 //   header  : magic "MVKVCKPT", format version (u32), checkpoint number (u64),
 //             timestamp (u64), log end segment (u64), log end offset (u64),
 //             collection count (u32), per collection: name length (u32), name
-//             and, in version 2, its options: capped (u8, 0 or 1), capped
-//             size (u64), capped max (u64)
+//             and, in version 2 and later, its options: capped (u8, 0 or 1),
+//             capped size (u64), capped max (u64) and, in version 3, TTL (u8,
+//             0 or 1) and expireAfterSeconds (u64; 0 when not TTL)
 //   blocks  : kind 1 (u8), then entries until the payload ends, each:
 //             collection index (u32), key length (u32), key, value length
-//             (u32), value and, in version 2 for a capped collection, the
-//             commit timestamp of the entry's version (u64: the capped order,
-//             engine/capped_state.h). A block holds ~kBlockBytes (more only
-//             when one entry is larger); an empty checkpoint has no block.
-// A checkpoint with no capped collection is written as version 1, as before
-// capped collections existed; both versions are read.
+//             (u32), value and, in version 2 and later for a capped
+//             collection, the commit timestamp of the entry's version (u64:
+//             the capped order, engine/capped_state.h). A block holds
+//             ~kBlockBytes (more only when one entry is larger); an empty
+//             checkpoint has no block. A TTL collection's values are stored
+//             with their TTL header (engine/ttl_value.h), as in memory.
+// The oldest version that holds the engine's collections is written: 1 with
+// no capped or TTL collection (as before capped collections existed), 2 with
+// a capped one and no TTL one, else 3; every version is read.
 //   trailer : kind 2 (u8), entries in the file (u64), blocks in the file (u64)
 // and nothing after the trailer. All integers little-endian. A part's payload
 // is at most kMaxPartBytes; readers take anything larger for damage.
@@ -54,8 +58,9 @@
 
 namespace mvkv::engine {
 
-/// The newest version written (with a capped collection; 1 without).
-inline constexpr uint32_t kCheckpointFormatVersion = 2;
+/// The newest version written (with a TTL collection; 2 with a capped one
+/// and no TTL one; 1 with neither).
+inline constexpr uint32_t kCheckpointFormatVersion = 3;
 /// A data block is closed once adding the next entry would pass this.
 inline constexpr size_t kCheckpointBlockBytes = 256 * 1024;
 /// Larger parts are refused by the writer and taken for damage by readers.

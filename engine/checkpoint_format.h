@@ -38,6 +38,9 @@ constexpr size_t kHeaderFixedBytes = sizeof kMagic + 4 + 8 * 4 + 4;
 constexpr size_t kNameFixedBytes = 4;
 /// Version 2, per collection after its name: capped (u8), size, max (u64).
 constexpr size_t kOptionsBytes = 1 + 8 + 8;
+/// Version 3, per collection after the version 2 options: TTL (u8), its
+/// expireAfterSeconds (u64).
+constexpr size_t kTtlOptionsBytes = 1 + 8;
 /// Version 2, per entry of a capped collection: its timestamp (u64).
 constexpr size_t kEntryTsBytes = 8;
 /// CheckpointWriter::add: collection index, key length, value length (u32

@@ -134,8 +134,16 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
             o.capped = good && flag[0] == 1;
             o.cappedSizeBytes = static_cast<int64_t>(size);
             o.cappedMaxDocs = static_cast<int64_t>(max);
-            good = good && validateCollectionOptions(o).ok();
         }
+        if (good && version >= 3) {
+            std::string_view flag;
+            uint64_t seconds = 0;
+            good = c.bytes(1, &flag) && c.u64(&seconds) && (flag[0] == 0 || flag[0] == 1) &&
+                   (flag[0] == 1 || seconds == 0) && seconds <= uint64_t(kMaxExpireAfterSeconds);
+            if (good && flag[0] == 1)
+                o.expireAfterSeconds = static_cast<int64_t>(seconds);
+        }
+        good = good && validateCollectionOptions(o).ok();
         meta.options.push_back(o);
         capped.push_back(o.capped);
     }

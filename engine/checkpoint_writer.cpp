@@ -38,30 +38,42 @@ StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std
         return Status::InvalidArgument(
             fmt::format("checkpoint {}: {} collections but {} sets of options", meta.number,
                         meta.collections.size(), meta.options.size()));
-    for (size_t i = 0; i < meta.options.size(); ++i)
+    bool anyTtl = false;
+    for (size_t i = 0; i < meta.options.size(); ++i) {
         capped[i] = meta.options[i].capped;
-    // Version 1 while no collection is capped: the bytes older builds wrote.
-    const bool v2 = std::find(capped.begin(), capped.end(), true) != capped.end();
+        anyTtl = anyTtl || meta.options[i].expireAfterSeconds.has_value();
+    }
+    // The oldest version that holds these options: the bytes older builds
+    // wrote (and read) while no collection needs more.
+    const bool anyCapped = std::find(capped.begin(), capped.end(), true) != capped.end();
+    const uint32_t version = anyTtl ? 3 : anyCapped ? 2 : 1;
+    static_assert(kCheckpointFormatVersion == 3);
+    const size_t optionsBytes =
+        (version >= 2 ? kOptionsBytes : 0) + (version >= 3 ? kTtlOptionsBytes : 0);
     std::string header(kFrameBytes, '\0');
     header.append(kMagic, sizeof kMagic);
-    append<uint32_t>(header, v2 ? kCheckpointFormatVersion : 1);
+    append<uint32_t>(header, version);
     for (uint64_t v : {meta.number, meta.ts, meta.logEnd.segment, meta.logEnd.offset})
         append<uint64_t>(header, v);
     append<uint32_t>(header, static_cast<uint32_t>(meta.collections.size()));
     for (size_t i = 0; i < meta.collections.size(); ++i) {
         const std::string& name = meta.collections[i];
-        if (header.size() + kNameFixedBytes + name.size() + kOptionsBytes >
+        if (header.size() + kNameFixedBytes + name.size() + optionsBytes >
             kFrameBytes + kCheckpointMaxPartBytes)
             return Status::InvalidArgument(
                 fmt::format("checkpoint {}: the header (collection names) is over {} bytes",
                             meta.number, kCheckpointMaxPartBytes));
         append<uint32_t>(header, static_cast<uint32_t>(name.size()));
         header.append(name);
-        if (v2) {
-            const CollectionOptions o = capped[i] ? meta.options[i] : CollectionOptions{};
+        const CollectionOptions o = meta.options.empty() ? CollectionOptions{} : meta.options[i];
+        if (version >= 2) {
             header.push_back(o.capped ? 1 : 0);
-            append<uint64_t>(header, static_cast<uint64_t>(o.cappedSizeBytes));
-            append<uint64_t>(header, static_cast<uint64_t>(o.cappedMaxDocs));
+            append<uint64_t>(header, static_cast<uint64_t>(o.capped ? o.cappedSizeBytes : 0));
+            append<uint64_t>(header, static_cast<uint64_t>(o.capped ? o.cappedMaxDocs : 0));
+        }
+        if (version >= 3) {
+            header.push_back(o.expireAfterSeconds ? 1 : 0);
+            append<uint64_t>(header, static_cast<uint64_t>(o.expireAfterSeconds.value_or(0)));
         }
     }
     assert(header.size() >= kFrameBytes + kHeaderFixedBytes);

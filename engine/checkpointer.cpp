@@ -234,7 +234,9 @@ Status Checkpointer::checkpoint() {
                 if (!s.ok())
                     return fail(s);
                 // A capped collection's entries keep their timestamps: its order.
-                if (Status a = writer.value()->add(i, c.key(), c.value(), c.timestamp()); !a.ok())
+                // Stored values: a TTL collection's keep their times.
+                if (Status a = writer.value()->add(i, c.key(), c.storedValue(), c.timestamp());
+                    !a.ok())
                     return fail(a);
             }
         }

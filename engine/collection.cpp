@@ -12,7 +12,8 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
       profile_(ns_.coll() == Namespace::kProfileColl),
-      tree_(epochs) {}
+      tree_(epochs),
+      expireAfterSeconds_(options.expireAfterSeconds.value_or(0)) {}
 
 Collection::~Collection() {
     // No other user remains: no pin needed, nothing is retired concurrently.

@@ -20,6 +20,7 @@
 #include "engine/capped_state.h"
 #include "engine/collection_options.h"
 #include "engine/namespace.h"
+#include "engine/ttl_value.h"
 #include "lockmgr/raii_locks.h"
 #include "mvcc/update.h"
 #include "util/epoch.h"
@@ -38,7 +39,28 @@ class Collection {
     uint32_t id() const { return id_; }
     const Namespace& ns() const { return ns_; }
     const lockmgr::LockNamespace& lockNs() const { return lockNs_; }
-    const CollectionOptions& options() const { return options_; }
+    /// The options it was created with, expireAfterSeconds as it is now.
+    CollectionOptions options() const {
+        CollectionOptions o = options_;
+        if (ttl())
+            o.expireAfterSeconds = expireAfterSeconds();
+        return o;
+    }
+    /// A TTL collection (docs/ttl.md): its values are stored with a header.
+    bool ttl() const { return options_.expireAfterSeconds.has_value(); }
+    /// A TTL collection's expireAfterSeconds, changed at run time by
+    /// collMod (Session::setExpireAfterSeconds) under the collection's X lock.
+    int64_t expireAfterSeconds() const {
+        return expireAfterSeconds_.load(std::memory_order_acquire);
+    }
+    void setExpireAfterSeconds(int64_t seconds) {
+        expireAfterSeconds_.store(seconds, std::memory_order_release);
+    }
+    /// What a reader returns of a stored value: without the TTL header in a
+    /// TTL collection (engine/ttl_value.h), as stored in any other.
+    std::string_view userValue(std::string_view stored) const {
+        return ttl() ? ttlUserValue(stored) : stored;
+    }
     /// A capped collection's order and write mutex (engine/capped_state.h);
     /// null for an ordinary collection.
     CappedState* capped() const { return capped_.get(); }
@@ -77,6 +99,7 @@ class Collection {
     const std::unique_ptr<CappedState> capped_;
     const bool profile_;
     BTree tree_;
+    std::atomic<int64_t> expireAfterSeconds_;
     std::atomic<bool> dropped_{false};
     std::atomic<int64_t> keys_{0};
     std::atomic<int64_t> bytes_{0};

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "engine/op_scope.h"
 #include "engine/session.h"
+#include "engine/ttl_value.h"
 #include "engine/visible_value.h"
 
 namespace mvkv::engine {
@@ -67,6 +68,8 @@ Status Cursor::settle(bool forward) {
             // policy) costs more than the copy of a small value.
             value_.resize(v.size());
             std::memcpy(value_.data(), v.data(), v.size());
+            if (coll_->ttl()) [[unlikely]]
+                valueOffset_ = v.size() - coll_->userValue(v).size();
             valid_ = true;
             op.add(op.docsExamined);
             op.add(op.nreturned);
@@ -78,6 +81,13 @@ Status Cursor::settle(bool forward) {
             treeCursor_.prev();
     }
     return Status::OK();
+}
+
+std::optional<int64_t> Cursor::expiresAtMs() const {
+    TtlStamp stamp;
+    if (!valid_ || !coll_->ttl() || !decodeTtlStamp(value_, &stamp))
+        return std::nullopt;
+    return stamp.expiresAtMs(coll_->expireAfterSeconds());
 }
 
 Status Cursor::seek(std::string_view key) {

@@ -43,13 +43,21 @@ class Cursor {
     /// Valid until the cursor moves (the key is a view of the tree cursor's
     /// own copy of the leaf; the value a copy made when the cursor settled).
     std::string_view key() const { return treeCursor_.key(); }
-    std::string_view value() const { return value_; }
+    /// The caller's bytes (in a TTL collection, without the stored header).
+    std::string_view value() const { return std::string_view(value_).substr(valueOffset_); }
+    /// In a TTL collection (docs/ttl.md), when the entry expires (ms since
+    /// the Unix epoch: its explicit expiry, or its write time plus the
+    /// collection's expireAfterSeconds as it is now); nullopt in any other.
+    std::optional<int64_t> expiresAtMs() const;
     /// The commit timestamp of the version value() came from
     /// (kNoTimestamp for the cursor's own transaction's write).
     mvcc::Timestamp timestamp() const { return ts_; }
 
   private:
     friend class Session;
+    friend class Checkpointer;  // writes stored values, TTL headers included
+    /// The value as stored (engine/ttl_value.h).
+    std::string_view storedValue() const { return value_; }
     Cursor(Session& session, std::shared_ptr<Collection> coll,
            std::optional<lockmgr::AutoGetCollection> locks, bool ownTxn);
     Status check() const;
@@ -65,7 +73,8 @@ class Cursor {
     uint64_t generation_;
     BTree::Cursor treeCursor_;
     bool valid_ = false;
-    std::string value_;
+    std::string value_;        // as stored
+    size_t valueOffset_ = 0;  // where the caller's bytes start in value_ (a TTL header's size)
     mvcc::Timestamp ts_ = mvcc::kNoTimestamp;
 };
 

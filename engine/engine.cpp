@@ -52,12 +52,16 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             "capped");
     if (options.yieldPeriod.count() < 0)
         return Status::InvalidArgument("yieldPeriod must not be negative");
+    if (options.ttlMonitorSleep.count() < 0)
+        return Status::InvalidArgument("ttlMonitorSleep must not be negative (0: no TTL thread)");
     std::unique_ptr<Engine> engine(new Engine(std::move(options)));
     const EngineOptions& o = engine->options_;
     if (Status s = engine->openSlowOpLog(false); !s.ok())
         return s;
-    if (o.path.empty() || o.inMemory)
+    if (o.path.empty() || o.inMemory) {
+        engine->ttlMonitor_->start(o.ttlMonitorSleep);
         return engine;
+    }
     auto start = std::chrono::steady_clock::now();
     DurableLog::Recovered recovered;
     auto log = DurableLog::open(o.path, &recovered);
@@ -143,6 +147,8 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
                    "{}/{} (status recovery); clear it once dealt with (repair clear)\n",
                    o.path, r.repairs, r.repairs == 1 ? "" : "s", o.path, kRepairRecordName);
     engine->checkpointer_->start(o.checkpointInterval);
+    // After replay: the monitor's deletes are logged like any commit.
+    engine->ttlMonitor_->start(o.ttlMonitorSleep);
     return engine;
 }
 
@@ -153,7 +159,8 @@ Engine::Engine(EngineOptions options)
       catalog_(epochs_),
       history_(epochs_),
       sweeper_(catalog_, txns_, history_, epochs_),
-      profiler_(std::make_unique<Profiler>(*this)) {
+      profiler_(std::make_unique<Profiler>(*this)),
+      ttlMonitor_(std::make_unique<TtlMonitor>(*this)) {
     sweeper_.start(options_.historySweepInterval);
 }
 
@@ -185,6 +192,7 @@ Status Engine::openSlowOpLog(bool withFile) {
 }
 
 Engine::~Engine() {
+    ttlMonitor_->stop();    // no pass begins after this; its session ends here
     profiler_->shutdown();  // its session ends before the check below
     if (checkpointer_)
         checkpointer_->stop();  // its sessions end before the check below
@@ -249,6 +257,7 @@ EngineStats Engine::stats() const {
         cs.capped = coll->options().capped;
         cs.cappedSizeBytes = coll->options().cappedSizeBytes;
         cs.cappedMaxDocs = coll->options().cappedMaxDocs;
+        cs.expireAfterSeconds = coll->options().expireAfterSeconds;
         BTree::Stats ts = coll->tree().stats();
         cs.treeHeight = ts.height;
         cs.treeBytes = ts.bytes;
@@ -368,6 +377,8 @@ std::string Engine::statsJson() const {
             colls[c.ns]["maxSize"] = c.cappedSizeBytes;
             colls[c.ns]["max"] = c.cappedMaxDocs;
         }
+        if (c.expireAfterSeconds)  // a TTL collection (MongoDB's TTL index option)
+            colls[c.ns]["expireAfterSeconds"] = *c.expireAfterSeconds;
     }
     j["collections"] = std::move(colls);
     if (s.durable) {

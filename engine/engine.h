@@ -28,6 +28,7 @@
 #include "engine/op_registry.h"
 #include "engine/profiler.h"
 #include "engine/slow_op_log.h"
+#include "engine/ttl_monitor.h"
 #include "historystore/history_store.h"
 #include "oplog/oplog_cursor.h"
 #include "oplog/oplog_entry.h"
@@ -149,6 +150,28 @@ class Engine {
     SlowOpLog& slowOpLog() { return *slowLog_; }
     Profiler& profiler() { return *profiler_; }
 
+    // --- TTL collections (docs/ttl.md) ---
+
+    /// One TTL monitor pass now, as the background thread runs every
+    /// EngineOptions::ttlMonitorSleep: deletes the expired entries of every
+    /// TTL collection, each in a transaction of its own (engine/ttl_monitor.h).
+    /// IllegalOperation on a secondary or once the engine is closing; the
+    /// error that stopped the pass otherwise (what it deleted stays deleted).
+    StatusWith<TtlPassResult> runTtlPass() { return ttlMonitor_->runPass(); }
+    /// A test seam (TtlMonitor::setTestHook): `hook` runs in every later
+    /// pass between its scan and the delete of each expired entry it found.
+    void setTtlTestHook(std::function<void(std::string_view ns, std::string_view key)> hook) {
+        ttlMonitor_->setTestHook(std::move(hook));
+    }
+    /// The monitor's figures since open (serverStatus metrics.ttl).
+    TtlStats ttlStats() const { return ttlMonitor_->stats(); }
+    /// A replica's secondary (ReplicaApplier::start sets it): its TTL monitor
+    /// runs no pass, since its primary's deletes reach it through the oplog.
+    /// Setting it waits for a pass in progress to end. Clear it to make the
+    /// engine delete expired entries itself again (a promotion).
+    void setSecondary(bool on) { ttlMonitor_->setSecondary(on); }
+    bool secondary() const { return ttlMonitor_->secondary(); }
+
     const EngineOptions& options() const { return options_; }
     /// Milliseconds since the Unix epoch: EngineOptions::wallClock, or the
     /// system's real-time clock.
@@ -201,6 +224,7 @@ class Engine {
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
     std::unique_ptr<Profiler> profiler_;  // after everything its session uses
+    std::unique_ptr<TtlMonitor> ttlMonitor_;  // stopped first at close
 };
 
 }  // namespace mvkv::engine

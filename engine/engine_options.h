@@ -87,6 +87,11 @@ struct EngineOptions {
     /// The operation clock in microseconds (monotonic). Empty: the system's.
     /// Tests inject one so that "slow" never needs real time to pass.
     std::function<int64_t()> clock;
+    /// The TTL monitor (docs/ttl.md): how often its background thread runs a
+    /// pass that deletes expired entries of TTL collections (MongoDB's
+    /// ttlMonitorSleepSecs, 60 s there; 0: no thread, passes run only
+    /// through Engine::runTtlPass).
+    std::chrono::milliseconds ttlMonitorSleep{1000};
     /// The wall clock in milliseconds since the Unix epoch, for what expires
     /// (TTL collections, document locks). Empty: the system's. Tests inject
     /// one and move it forward instead of waiting.

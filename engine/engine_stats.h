@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct CollectionStats {
     bool capped = false;   // a capped collection, with its caps:
     int64_t cappedSizeBytes = 0;
     int64_t cappedMaxDocs = 0;  // 0: no count cap
+    std::optional<int64_t> expireAfterSeconds;  // set: a TTL collection (docs/ttl.md)
     uint64_t chains = 0;   // keys in the tree (including deleted, not yet swept)
     uint64_t updates = 0;  // versions held in update chains
     uint64_t maxChainLength = 0;

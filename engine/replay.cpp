@@ -82,10 +82,16 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
             auto create = parseCreateCommand(e.value, &options);
             if (!create.ok())
                 return create.status();
+            int64_t expireAfter = 0;
+            auto collMod = parseCollModCommand(e.value, &expireAfter);
+            if (!collMod.ok())
+                return collMod.status();
             if (create.value()) {
                 s = session->createCollection(e.ns, options);
                 if (s.code() == StatusCode::kNamespaceExists)
                     s = Status::OK();
+            } else if (collMod.value()) {
+                s = session->setExpireAfterSeconds(e.ns, expireAfter);
             } else if (e.value == "drop" || e.value == "dropDatabase") {
                 s = e.value == "drop" ? session->dropCollection(e.ns) : session->dropDatabase(e.ns);
                 if (s.code() == StatusCode::kNamespaceNotFound)

@@ -56,6 +56,9 @@ StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaApplier::start(Engine& primar
         if (Status s = secondary.setStableTimestamp(stable); !s.ok())
             return s;
     }
+    // The secondary's TTL collections lose entries only through the
+    // primary's deletes: its own monitor must not run ahead of the oplog.
+    secondary.setSecondary(true);
     std::unique_ptr<ReplicaApplier> applier(
         new ReplicaApplier(secondary, options, std::move(cursor).value()));
     for (auto& w : applier->workers_) {
@@ -213,11 +216,15 @@ Status ReplicaApplier::applyCommand(const oplog::OplogEntry& e) {
     StatusCode fine = StatusCode::kOk;  // what an idempotent repeat returns
     CollectionOptions options;
     auto create = parseCreateCommand(e.value, &options);
-    if (!create.ok()) {
-        r = create.status();
+    int64_t expireAfter = 0;
+    auto collMod = parseCollModCommand(e.value, &expireAfter);
+    if (!create.ok() || !collMod.ok()) {
+        r = create.ok() ? collMod.status() : create.status();
     } else if (create.value()) {
         r = retryLockTimeouts([&] { return s.createCollection(e.ns, options); });
         fine = StatusCode::kNamespaceExists;
+    } else if (collMod.value()) {
+        r = retryLockTimeouts([&] { return s.setExpireAfterSeconds(e.ns, expireAfter); });
     } else if (e.value == "drop") {
         r = retryLockTimeouts([&] { return s.dropCollection(e.ns); });
         fine = StatusCode::kNamespaceNotFound;

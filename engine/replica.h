@@ -8,7 +8,7 @@
 //   Each read is one batch; it is extended by peeking with the records that
 //   share its last timestamp (two transactions may commit at one timestamp)
 //   so that a batch does not end inside such a group when it can help it.
-// - Catalog commands ('c': create, drop, dropDatabase) split the batch: the
+// - Catalog commands ('c': create, drop, dropDatabase, collMod) split the batch: the
 //   data entries before a command are applied and finished, then the command
 //   alone (idempotently: create of an existing collection and drop of a
 //   missing one succeed), then the rest.
@@ -45,6 +45,10 @@
 // The secondary may then hold writes above lastAppliedTs() (invisible at
 // readOptions()); a new applier from lastAppliedTs() may be refused if a key
 // got several of them: resynchronize then.
+//
+// TTL collections (docs/ttl.md): start() marks the secondary
+// (Engine::setSecondary), so its TTL monitor deletes nothing; the primary's
+// deletes arrive as 'd' entries like any other.
 //
 // Thread safety: every method may be called from any thread. The secondary
 // must be written by this applier only (its users read). Both engines must

@@ -80,6 +80,8 @@ StatusWith<std::string> Engine::serverStatus(std::string_view section) {
         {"queryExecutor",
          {{"scanned", totals.get(OpTally::kScanned)},
           {"scannedObjects", totals.get(OpTally::kScannedObjects)}}}};
+    const TtlStats ttl = ttlStats();
+    out["metrics"]["ttl"] = {{"passes", ttl.passes}, {"deletedDocuments", ttl.deletedDocuments}};
     out["transactions"] = {{"currentActive", activeTxns},
                            {"currentOpen", open},
                            {"currentInactive", open - activeTxns},

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/durable_log.h"
 #include "engine/key_slot.h"
+#include "engine/ttl_value.h"
 #include "engine/visible_value.h"
 #include "engine/operation_context.h"
 #include "engine/op_scope.h"
@@ -186,6 +187,35 @@ Status Session::dropCollection(std::string_view ns) {
     }());
 }
 
+Status Session::setExpireAfterSeconds(std::string_view ns, int64_t seconds) {
+    OpScope op(*this, {CurOpType::kCommand, "collMod", ns});
+    return op.finish([&]() -> Status {
+        auto parsed = Namespace::parse(ns);
+        if (!parsed.ok())
+            return parsed.status();
+        if (Status s = validateExpireAfterSeconds(seconds); !s.ok())
+            return s;
+        if (Status s = checkCatalogChange(parsed.value().db(), "change a collection's options");
+            !s.ok())
+            return s;
+        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        if (!locks.status().ok())
+            return locks.status();
+        std::shared_ptr<Collection> coll = engine_.catalog_.lookup(ns);
+        if (!coll)
+            return Status::NamespaceNotFound(fmt::format("collection {} does not exist", ns));
+        if (!coll->ttl())
+            return Status::InvalidArgument(fmt::format(
+                "{} is not a TTL collection: expireAfterSeconds can only be changed on a "
+                "collection created with one",
+                ns));
+        return changeCatalog(ns, collModCommand(seconds), [&] {
+            coll->setExpireAfterSeconds(seconds);
+            return Status::OK();
+        });
+    }());
+}
+
 Status Session::dropDatabase(std::string_view db) {
     OpScope op(*this, {CurOpType::kCommand, "dropDatabase", db});
     return op.finish([&]() -> Status {
@@ -304,12 +334,23 @@ historystore::HistoryStore::Reader& Session::historyReader() {
     return *historyReader_;
 }
 
-Status Session::read(Collection& coll, std::string_view key, std::string* out) {
+Status Session::read(Collection& coll, std::string_view key, std::string* out,
+                     std::optional<int64_t>* expiresAtMs) {
     std::string_view v;
     if (readVisibleValue(
             coll.newestVersion(key), txn_, engine_.history_,
             [this]() -> historystore::HistoryStore::Reader& { return historyReader(); }, coll.id(),
             key, &v)) {
+        if (coll.ttl()) [[unlikely]] {
+            TtlStamp stamp;
+            if (decodeTtlStamp(v, &stamp)) {
+                v.remove_prefix(kTtlHeaderBytes);
+                if (expiresAtMs)
+                    *expiresAtMs = stamp.expiresAtMs(coll.expireAfterSeconds());
+            }
+        } else if (expiresAtMs) {
+            expiresAtMs->reset();
+        }
         // resize + memcpy: cheaper than assign()'s general path for a small value.
         out->resize(v.size());
         std::memcpy(out->data(), v.data(), v.size());
@@ -320,6 +361,11 @@ Status Session::read(Collection& coll, std::string_view key, std::string* out) {
 }
 
 Status Session::get(std::string_view ns, std::string_view key, std::string* value) {
+    return getWithExpiry(ns, key, value, nullptr);
+}
+
+Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::string* value,
+                              std::optional<int64_t>* expiresAtMs) {
     OpScope scope(*this, {CurOpType::kQuery, "find", ns, key});
     if (Status s = checkKey(key); !s.ok())
         return scope.finish(std::move(s));
@@ -332,11 +378,11 @@ Status Session::get(std::string_view ns, std::string_view key, std::string* valu
     auto pin = engine_.epochs_.pin();
     Status result;
     if (explicit_) {
-        result = read(op.collection(), key, value);
+        result = read(op.collection(), key, value, expiresAtMs);
     } else {
         if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
             return scope.finish(std::move(b));
-        result = read(op.collection(), key, value);
+        result = read(op.collection(), key, value, expiresAtMs);
         engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
     }
     curOp_.add(curOp_.keysExamined);
@@ -370,7 +416,7 @@ StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
     mvcc::Timestamp above = mvcc::kNoTimestamp;
     for (const mvcc::Update* u = coll.newestVersion(key); u; u = u->next()) {
         KeyVersion v;
-        v.value.assign(u->value());
+        v.value.assign(coll.userValue(u->value()));
         v.tombstone = u->isTombstone();
         v.txnId = u->txnId();
         switch (u->state()) {
@@ -391,7 +437,7 @@ StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
     }
     engine_.history_.forEachVersion(coll.id(), key, [&](const historystore::HistoryEntry& e) {
         KeyVersion v;
-        v.value.assign(e.value());
+        v.value.assign(coll.userValue(e.value()));
         v.tombstone = e.tombstone;
         v.txnId = e.txnId;
         v.startTs = e.startTs;
@@ -535,11 +581,7 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
     OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
     if (options) [[unlikely]] {
-        // Until TTL collections and document locks exist (issue 17) no
-        // collection takes either option.
-        if (options->expireAtMs)
-            return scope.finish(Status::InvalidArgument(
-                fmt::format("an expiry needs a TTL collection; {} is not one", ns)));
+        // Until document locks exist (issue 17) no collection takes a fence.
         if (options->fence)
             return scope.finish(Status::IllegalOperation("fenced writes need document locks"));
     }
@@ -552,7 +594,43 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     OperationContext opCtx(*this);
     if (Status s = opCtx.lockCollection(ns, LockMode::kIX); !s.ok())
         return scope.finish(std::move(s));
-    return scope.finish(writeLocked(op, opCtx.collection(), key, value));
+    Collection& coll = opCtx.collection();
+    if (coll.ttl() || (options && options->expireAtMs)) [[unlikely]] {
+        if (Status s = stampTtlValue(op, coll, options, &value); !s.ok())
+            return scope.finish(std::move(s));
+    }
+    return scope.finish(writeLocked(op, coll, key, value));
+}
+
+Status Session::stampTtlValue(WriteOp op, const Collection& coll, const WriteOptions* options,
+                              std::string_view* value) {
+    const std::optional<int64_t> expireAt = options ? options->expireAtMs : std::nullopt;
+    if (expireAt) {
+        if (!coll.ttl())
+            return Status::InvalidArgument(fmt::format(
+                "an explicit expiry needs a TTL collection; {} is not one (create it with "
+                "expireAfterSeconds)",
+                coll.ns().ns()));
+        if (op == WriteOp::kRemove)
+            return Status::InvalidArgument(
+                "a remove takes no expiry: expireAtMs applies to a value written");
+        if (*expireAt <= 0)
+            return Status::InvalidArgument(fmt::format(
+                "expireAtMs {} is not a time: give milliseconds since the Unix epoch (above 0)",
+                *expireAt));
+        if (applyingOplog_)
+            return Status::InvalidArgument(
+                "a session applying the oplog writes stored values as given: it takes no expiry");
+    }
+    // Replay, replicas and checkpoint loads write the stored form, header
+    // included, as it was logged.
+    if (op == WriteOp::kRemove || applyingOplog_)
+        return Status::OK();
+    const TtlStamp stamp = expireAt ? TtlStamp{TtlStamp::Kind::kExpiresAt, *expireAt}
+                                    : TtlStamp{TtlStamp::Kind::kWrittenAt, engine_.wallClockMs()};
+    encodeTtlValue(stamp, *value, &ttlValue_);
+    *value = ttlValue_;
+    return Status::OK();
 }
 
 Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,

@@ -99,6 +99,15 @@ class Session {
     /// carries them (createCommand).
     Status createCollection(std::string_view ns, const CollectionOptions& options = {});
     Status dropCollection(std::string_view ns);
+    /// MongoDB's collMod of a TTL index: sets TTL collection `ns`'s
+    /// expireAfterSeconds (docs/ttl.md). It applies to the entries already
+    /// there (their expiry is their write time plus the current value) but
+    /// not to those written with an explicit expiry. Logged as one oplog
+    /// command (collModCommand), replayed and replicated like create.
+    /// InvalidArgument for seconds outside 0..kMaxExpireAfterSeconds or a
+    /// collection that is not a TTL collection; NamespaceNotFound;
+    /// IllegalOperation inside a transaction; lock errors (X on `ns`).
+    Status setExpireAfterSeconds(std::string_view ns, int64_t seconds);
     Status dropDatabase(std::string_view db);
 
     // --- transactions ---
@@ -125,6 +134,13 @@ class Session {
     /// The same into `*value` (its capacity is reused: no allocation per read
     /// once it is large enough). `*value` is unchanged on failure.
     Status get(std::string_view ns, std::string_view key, std::string* value);
+    /// The same, and when the entry expires: in a TTL collection (docs/ttl.md)
+    /// *expiresAtMs is its explicit expiry or its write time plus the
+    /// collection's expireAfterSeconds (ms since the Unix epoch; an expired
+    /// entry stays readable until the TTL monitor deletes it); nullopt in
+    /// any other collection. Both are unchanged on failure.
+    Status getWithExpiry(std::string_view ns, std::string_view key, std::string* value,
+                         std::optional<int64_t>* expiresAtMs);
     /// Upsert.
     Status put(std::string_view ns, std::string_view key, std::string_view value);
     /// DuplicateKey when the key exists.
@@ -134,7 +150,9 @@ class Session {
     /// NotFound when the key does not exist.
     Status remove(std::string_view ns, std::string_view key);
     /// The same with options (engine/write_options.h): an explicit expiry on
-    /// a TTL collection, a document-lock fence.
+    /// a TTL collection, a document-lock fence. InvalidArgument for an
+    /// expiry on a collection that is not a TTL collection, with a remove,
+    /// or at or below 0 ms.
     Status put(std::string_view ns, std::string_view key, std::string_view value,
                const WriteOptions& options);
     Status insert(std::string_view ns, std::string_view key, std::string_view value,
@@ -222,6 +240,7 @@ class Session {
     friend class Profiler;
     friend class Cursor;
     friend class OperationContext;
+    friend class TtlMonitor;  // its scan reads stored values (walkRange)
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
     struct PendingWrite {
         Collection* collection = nullptr;
@@ -258,8 +277,9 @@ class Session {
     /// Releases the operation's locks and snapshot, lets waiters in, checks
     /// for killOp and takes them again (scan, count, removeRange).
     Status yieldLocks(class OperationContext& op, std::string_view ns);
-    /// Hands every live key of `range` (in order, or reverse) to `onKey`
-    /// with the locks held and no epoch pin, in batches, yielding between
+    /// Hands every live key of `range` (in order, or reverse) and its value
+    /// as stored (a TTL collection's with its header: Collection::userValue)
+    /// to `onKey` with the locks held and no epoch pin, in batches, yielding between
     /// batches outside a transaction (docs/operations.md). `onKey` sets
     /// *stop to end the walk; an error it returns ends it too.
     using RangeVisitor = std::function<Status(Collection& coll, std::string_view key,
@@ -298,6 +318,10 @@ class Session {
     void keepForTransaction(const std::shared_ptr<Collection>& coll);
     Status write(WriteOp op, std::string_view ns, std::string_view key, std::string_view value,
                  const WriteOptions* options = nullptr);
+    /// A TTL collection's write: points *value at the stored form (header +
+    /// value, engine/ttl_value.h) in ttlValue_. Checks an explicit expiry.
+    Status stampTtlValue(WriteOp op, const Collection& coll, const WriteOptions* options,
+                         std::string_view* value);
     /// A write to a capped collection, with its evictions in the same
     /// transaction (engine/capped_write.cpp). The caller holds IX on it.
     Status writeCapped(WriteOp op, Collection& coll, std::string_view key,
@@ -316,8 +340,10 @@ class Session {
     void measureCommit();
     void applyCommitCounts();
     void endExplicit();
-    /// The caller pins the engine's EpochManager around the call.
-    Status read(Collection& coll, std::string_view key, std::string* out);
+    /// The caller pins the engine's EpochManager around the call. The value
+    /// without a TTL header; *expiresAtMs (may be null) as getWithExpiry's.
+    Status read(Collection& coll, std::string_view key, std::string* out,
+                std::optional<int64_t>* expiresAtMs = nullptr);
 
     Engine& engine_;
     const uint64_t id_;
@@ -339,6 +365,7 @@ class Session {
     historystore::HistoryStore::Reader& historyReader();
     std::unique_ptr<historystore::HistoryStore::Reader> historyReader_;
     std::vector<PendingWrite> pending_;
+    std::string ttlValue_;  // a TTL write's stored value (reused)
     std::string logPayload_;  // the oplog record being built (reused: no allocation per commit)                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;

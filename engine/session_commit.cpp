@@ -151,11 +151,15 @@ void Session::measureCommit() {
         if (!replaced.empty() && replaced.count(w.update))
             continue;
         const mvcc::Update* before = mvcc::supersededVersion(w.update, txn_.id());
+        const Collection& coll = *pending_[i].collection;
+        // The caller's bytes: a TTL collection's header does not count.
+        auto valueBytes = [&](const mvcc::Update* u) {
+            return static_cast<int64_t>(coll.userValue(u->value()).size());
+        };
         int64_t keyBytes = pending_[i].keyBytes;
         int64_t keys = (live(w.update) ? 1 : 0) - (live(before) ? 1 : 0);
-        int64_t bytes =
-            (live(w.update) ? keyBytes + static_cast<int64_t>(w.update->value().size()) : 0) -
-            (live(before) ? keyBytes + static_cast<int64_t>(before->value().size()) : 0);
+        int64_t bytes = (live(w.update) ? keyBytes + valueBytes(w.update) : 0) -
+                        (live(before) ? keyBytes + valueBytes(before) : 0);
         pending_[i].keysDelta = keys;
         pending_[i].bytesDelta = bytes;
     }

@@ -317,10 +317,11 @@ Status Session::scan(std::string_view ns, const ScanOptions& options,
     OpScope scope(*this, describeRange(CurOpType::kQuery, "find", ns, options.range));
     uint64_t returned = 0;
     return scope.finish(walkRange(ns, LockMode::kIS, options.range, options.reverse,
-                                  [&](Collection&, std::string_view k, std::string_view v, bool* stop) {
+                                  [&](Collection& coll, std::string_view k, std::string_view v,
+                                      bool* stop) {
                                       curOp_.add(curOp_.nreturned);
                                       ++returned;
-                                      if (!visit(k, v) ||
+                                      if (!visit(k, coll.userValue(v)) ||
                                           (options.limit != 0 && returned >= options.limit))
                                           *stop = true;
                                       return Status::OK();

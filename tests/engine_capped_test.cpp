@@ -81,8 +81,8 @@ TEST_CASE("capped: bad options are InvalidArgument and create nothing") {
     auto s = e->openSession();
     for (const CollectionOptions& bad :
          {capped(0), capped(-1), capped(kMaxCappedSizeBytes + 1), capped(100, -1),
-          capped(100, kMaxCappedDocs + 1), CollectionOptions{false, 100, 0},
-          CollectionOptions{false, 0, 5}}) {
+          capped(100, kMaxCappedDocs + 1), CollectionOptions{false, 100, 0, std::nullopt},
+          CollectionOptions{false, 0, 5, std::nullopt}}) {
         CAPTURE(bad.cappedSizeBytes);
         CAPTURE(bad.cappedMaxDocs);
         CHECK_CODE(s->createCollection("db.c", bad), StatusCode::kInvalidArgument);

@@ -339,14 +339,16 @@ TEST_CASE("checkpoint file: foreign files, other versions and trailing bytes get
     CHECK(corruption("tiny").find("too short") != std::string::npos);
     CHECK(corruption("").find("too short") != std::string::npos);
 
-    std::string v3 = header;
-    oplog::putU32(v3.data() + 8, 3);
-    CHECK(corruption(withHeader(v3)).find("format version 3; this build reads versions 1 to 2") !=
+    std::string v4 = header;
+    oplog::putU32(v4.data() + 8, 4);
+    CHECK(corruption(withHeader(v4)).find("format version 4; this build reads versions 1 to 3") !=
           std::string::npos);
-    // Read as version 2, a version 1 header lacks the collections' options.
-    std::string v2 = header;
-    oplog::putU32(v2.data() + 8, 2);
-    CHECK(corruption(withHeader(v2)).find("malformed header") != std::string::npos);
+    // Read as version 2 or 3, a version 1 header lacks the collections' options.
+    for (uint32_t version : {2u, 3u}) {
+        std::string later = header;
+        oplog::putU32(later.data() + 8, version);
+        CHECK(corruption(withHeader(later)).find("malformed header") != std::string::npos);
+    }
 
     CHECK(corruption(good + "x").find("1 bytes after the trailer") != std::string::npos);
     CHECK(corruption(good + good).find("after the trailer") != std::string::npos);

@@ -1664,13 +1664,23 @@ TEST_CASE("issue 16: serverstatus, whole and by section; an unknown section name
     CHECK(o[4]["error"].get<std::string>().find("opcounters") != std::string::npos);
 }
 
-TEST_CASE("issue 16: the new commands are in help") {
+namespace {
+
+/// Every usage line `help` lists, each followed by a newline.
+std::string helpUsages() {
     Result r = run({"--memory", "--json", "-c", "help"});
     const auto o = r.objects();
     REQUIRE(o.size() == 1);
     std::string all;
     for (const json& c : o[0]["commands"])
         all += c["usage"].get<std::string>() + "\n";
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("issue 16: the new commands are in help") {
+    const std::string all = helpUsages();
     for (const char* usage : {"bg COMMAND", "wait OPID", "jobs", "currentop [all]", "killop OPID",
                               "serverstatus [SECTION]", "profile [LEVEL] [slowms=N] [samplerate=F]",
                               "delrange COLL FROM TO"})
@@ -1693,4 +1703,127 @@ TEST_CASE("issue 16: a bg command that never reaches the engine leaves its opid 
     CHECK(prof["entries"][0]["op"] == "update");
     CHECK(prof["entries"][0]["opid"].dump() != opid);
     c.finish();
+}
+
+// ---- issue 17: TTL collections (create ... expire_after=, put ... ttl= /
+// expire_at=, get's expiresAt, collmod, ttl, ttl run) ----
+
+TEST_CASE("issue 17: TTL collections: create, explicit expiries, ttl run deletes what expired, collmod, a reopen keeps them") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create locks expire_after=0; create cache expire_after=1h; "
+                      "put locks a owner1 expire_at=1; put locks b owner2 ttl=1h; "
+                      "put locks c ttl=5s; put cache k v; get locks b; get cache k; "
+                      "ttl run; ttl; scan locks; collmod cache expire_after=2h; "
+                      "status collections; get locks c");
+    CHECK(r.code == 0);
+    auto o = r.objects();
+    REQUIRE(o.size() == 14);
+    CHECK(o[0] == json::parse(R"({"cmd":"create","session":"main","ok":true,"ns":"test.locks",
+                                  "expireAfterSeconds":0})"));
+    CHECK(o[1]["expireAfterSeconds"] == 3600);
+    CHECK(o[2]["expiresAt"] == 1);  // 1 ms after the epoch: long expired
+    const int64_t bExpires = o[3]["expiresAt"].get<int64_t>();
+    CHECK(bExpires > 1'600'000'000'000);
+    CHECK_FALSE(o[4].contains("expiresAt"));  // the value is "ttl=5s": the third word
+    CHECK(o[6]["value"] == "owner2");
+    CHECK(o[6]["expiresAt"] == bExpires);
+    const int64_t kExpires = o[7]["expiresAt"].get<int64_t>();
+    // The background monitor (a pass a second) may have taken some first.
+    CHECK(o[8]["ok"] == true);
+    CHECK(o[8]["deleted"].get<uint64_t>() <= 2);
+    CHECK(o[8]["collections"] == 2);
+    CHECK(o[9]["deletedDocuments"] == 2);  // a and c (c: written now, expire_after 0)
+    CHECK(o[9]["sleepMs"] == 1000);
+    CHECK(o[9]["secondary"] == false);
+    CHECK(o[9]["collections"] == json::parse(R"([{"ns":"test.cache","expireAfterSeconds":3600},
+                                                 {"ns":"test.locks","expireAfterSeconds":0}])"));
+    CHECK(o[10]["items"] == json::parse(R"([{"key":"b","value":"owner2"}])"));
+    CHECK(o[11] == json::parse(R"({"cmd":"collmod","session":"main","ok":true,"ns":"test.cache",
+                                   "expireAfterSeconds":7200})"));
+    CHECK(o[12]["status"]["test.cache"]["expireAfterSeconds"] == 7200);
+    CHECK(o[12]["status"]["test.locks"]["expireAfterSeconds"] == 0);
+    CHECK(o[13]["found"] == false);
+
+    // A second run on the same directory: the options and the expiries.
+    Result again = json_c(dir.path, "get cache k; get locks b; status collections; serverstatus metrics");
+    CHECK(again.code == 0);
+    auto a = again.objects();
+    REQUIRE(a.size() == 4);
+    CHECK(a[0]["expiresAt"] == kExpires + 3'600'000);  // collmod applies to it
+    CHECK(a[1]["expiresAt"] == bExpires);              // an explicit expiry is kept
+    CHECK(a[2]["status"]["test.cache"]["expireAfterSeconds"] == 7200);
+    CHECK(a[3]["metrics"]["ttl"].contains("passes"));
+    CHECK(a[3]["metrics"]["ttl"].contains("deletedDocuments"));
+
+    // Human lines.
+    Result h = human_c(dir.path, "create h expire_after=90; put h k v expire_at=2030-01-31T12:00:00Z; "
+                                 "get h k; ttl run; collmod h expire_after=2m");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("created TTL collection test.h: entries expire 90 s after their write") !=
+          std::string::npos);
+    CHECK(h.out.find("ok, expires at 2030-01-31T12:00:00.000Z") != std::string::npos);
+    CHECK(h.out.find("(expires at 2030-01-31T12:00:00.000Z, in ") != std::string::npos);
+    CHECK(h.out.find("expired entr") != std::string::npos);
+    CHECK(h.out.find("test.h: entries now expire 120 s after their write") != std::string::npos);
+}
+
+TEST_CASE("issue 17: bad TTL input: one error each, nothing changed") {
+    TempDir dir("mvkv-shell");
+    Result setup = json_c(dir.path, "create t expire_after=30s; put t k v ttl=1h; create plain");
+    REQUIRE(setup.code == 0);
+    const json before = setup.objects()[1]["expiresAt"];
+    struct Case {
+        std::string command, code, inError;
+    };
+    const std::vector<Case> cases = {
+        {"create x expire_after=-1", "InvalidArgument", "must be a duration"},
+        {"create x expire_after=2147483648", "InvalidArgument", "at most 2147483647 s"},
+        {"create x expire_after=1500ms", "InvalidArgument", "not whole seconds"},
+        {"create x expire_after=abc", "InvalidArgument", "must be a duration"},
+        {"create x capped size=100 expire_after=30", "InvalidArgument",
+         "a capped collection cannot be a TTL collection"},
+        {"put t k v2 ttl=0", "InvalidArgument", "ttl must be above 0"},
+        {"put t k v2 ttl=-5", "InvalidArgument", "must be a duration"},
+        {"put t k v2 ttl=99999999999", "InvalidArgument", "too long"},
+        {"put t k v2 ttl=5x", "InvalidArgument", "must be a duration"},
+        {"put t k v2 expire_at=0", "InvalidArgument", "is not a time"},
+        {"put t k v2 expire_at=2030-02-30T00:00:00Z", "InvalidArgument", "ISO-8601"},
+        {"put t k v2 \"ttl=5s\"", "InvalidArgument", "after the value"},
+        {"put t k v2 ttl=5s expire_at=5", "InvalidArgument", "usage: put COLL KEY VALUE"},
+        {"update t k v2 size=5", "InvalidArgument", "after the value"},
+        {"put plain k v ttl=5s", "InvalidArgument", "needs a TTL collection"},
+        {"collmod plain expire_after=5", "InvalidArgument", "not a TTL collection"},
+        {"collmod nope expire_after=5", "NamespaceNotFound", "test.nope"},
+        {"collmod t expire_after=-1", "InvalidArgument", "must be a duration"},
+        {"collmod t size=5", "InvalidArgument", "usage: collmod COLL expire_after=DURATION"},
+        {"ttl stop", "InvalidArgument", "usage: ttl [run]"},
+    };
+    std::string script;
+    for (const Case& c : cases)
+        script += c.command + "\n";
+    Result r = run({dir.path, "--json", "-c", script + "get t k\nshow collections\nstatus collections\n"});
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == cases.size() + 3);
+    for (size_t i = 0; i < cases.size(); ++i) {
+        CAPTURE(cases[i].command);
+        CHECK(o[i]["ok"] == false);
+        CHECK(o[i]["code"] == cases[i].code);
+        CHECK(o[i]["error"].get<std::string>().find(cases[i].inError) != std::string::npos);
+    }
+    const json& got = o[cases.size()];
+    CHECK(got["value"] == "v");
+    CHECK(got["expiresAt"] == before);
+    CHECK(o[cases.size() + 1]["collections"] == json::parse(R"(["plain","t"])"));
+    CHECK(o[cases.size() + 2]["status"]["test.t"]["expireAfterSeconds"] == 30);
+    CHECK_FALSE(o[cases.size() + 2]["status"]["test.plain"].contains("expireAfterSeconds"));
+}
+
+TEST_CASE("issue 17: the TTL commands are in help") {
+    const std::string all = helpUsages();
+    for (const char* usage : {"create COLL [capped size=BYTES [max=N]] [expire_after=DURATION]",
+                              "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
+                              "collmod COLL expire_after=DURATION", "ttl [run]"})
+        CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
 }

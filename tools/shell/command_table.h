@@ -52,6 +52,7 @@ void addDataCommands(CommandTable& table);
 void addTxnCommands(CommandTable& table);
 void addAdminCommands(CommandTable& table);
 void addOpsCommands(CommandTable& table);
+void addTtlCommands(CommandTable& table);
 
 // `show profile` and `show log` (commands_ops.cpp; `show` is the catalog's).
 Reply showProfile(Shell& sh, const Args& options);

@@ -1,4 +1,4 @@
-// use, show dbs / show collections, create, drop, dropdb.
+// use, show dbs / show collections, create (ordinary, capped, TTL), drop, dropdb.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/shell.h"
+#include "tools/shell/time_text.h"
 
 namespace mvkv::tools {
 
@@ -56,22 +57,37 @@ Reply show(Shell& sh, const Args& a) {
         displayBytes(a[0].text, 40))));
 }
 
-constexpr std::string_view kCreateUsage = "create COLL [capped size=BYTES [max=N]]";
+constexpr std::string_view kCreateUsage =
+    "create COLL [capped size=BYTES [max=N]] [expire_after=DURATION]";
 
-// The options after COLL: none, or "capped size=BYTES [max=N]".
+// The options after COLL: "capped size=BYTES [max=N]" and/or
+// "expire_after=DURATION" (the engine refuses both together, as MongoDB).
 Status createOptions(const Args& a, engine::CollectionOptions* o) {
-    if (a.size() == 1)
-        return Status::OK();
-    if (lowerCase(a[1].text) != "capped")
-        return Status::InvalidArgument(fmt::format("unexpected {}; usage: {}",
-                                                   displayBytes(a[1].text, 40), kCreateUsage));
-    o->capped = true;
     bool sawSize = false;
-    for (size_t i = 2; i < a.size(); ++i) {
+    for (size_t i = 1; i < a.size(); ++i) {
+        if (i == 1 && !a[i].quoted && lowerCase(a[i].text) == "capped") {
+            o->capped = true;
+            continue;
+        }
         std::string name, value;
-        if (!splitOption(a[i].text, &name, &value) || (name != "size" && name != "max"))
+        const bool known = splitOption(a[i].text, &name, &value) &&
+                           (name == "expire_after" || (o->capped && (name == "size" || name == "max")));
+        if (!known)
             return Status::InvalidArgument(fmt::format(
                 "unexpected {}; usage: {}", displayBytes(a[i].text, 40), kCreateUsage));
+        if (name == "expire_after") {
+            auto ms = parseDurationMs(value, "expire_after",
+                                      engine::kMaxExpireAfterSeconds * 1000);
+            if (!ms.ok())
+                return ms.status();
+            if (ms.value() % 1000 != 0)
+                return Status::InvalidArgument(fmt::format(
+                    "expire_after {} is not whole seconds: a TTL collection counts in seconds "
+                    "(MongoDB's expireAfterSeconds)",
+                    displayBytes(value, 40)));
+            o->expireAfterSeconds = ms.value() / 1000;
+            continue;
+        }
         auto n = parseNumber(value, name);
         if (!n.ok())
             return n.status();
@@ -80,7 +96,7 @@ Status createOptions(const Args& a, engine::CollectionOptions* o) {
         (name == "size" ? o->cappedSizeBytes : o->cappedMaxDocs) = v;
         sawSize = sawSize || name == "size";
     }
-    if (!sawSize)
+    if (o->capped && !sawSize)
         return Status::InvalidArgument(
             fmt::format("a capped collection needs size=BYTES; usage: {}", kCreateUsage));
     return Status::OK();
@@ -95,6 +111,14 @@ Reply create(Shell& sh, const Args& a) {
         return Reply::error(s);
     Reply r;
     r.fields["ns"] = ns;
+    if (o.expireAfterSeconds) {
+        r.fields["expireAfterSeconds"] = *o.expireAfterSeconds;
+        r.lines.push_back(fmt::format(
+            "created TTL collection {}: entries expire {} s after their write (or at the expiry "
+            "given with it)",
+            displayBytes(ns), *o.expireAfterSeconds));
+        return r;
+    }
     if (!o.capped) {
         r.lines.push_back("created " + displayBytes(ns));
         return r;
@@ -142,8 +166,8 @@ void addCatalogCommands(CommandTable& t) {
         .usesSession = false;  // `show profile` checks for itself
     t.add({"create", std::string(kCreateUsage),
            "create collection COLL in the current database; capped: oldest entries go once "
-           "key+value bytes pass size (or entries pass max)",
-           1, 4, create});
+           "key+value bytes pass size (or entries pass max); expire_after: a TTL collection",
+           1, 5, create});
     t.add({"drop", "drop COLL", "drop collection COLL (takes X on it: waits for sessions using it)",
            1, 1, drop});
     t.add({"dropdb", "dropdb DB", "drop database DB and all its collections", 1, 1, dropdb});

@@ -7,6 +7,7 @@
 #include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
 #include "tools/shell/shell.h"
+#include "tools/shell/time_text.h"
 
 namespace mvkv::tools {
 
@@ -14,7 +15,8 @@ namespace {
 
 using engine::Session;
 
-Reply written(Shell& sh, const Args& a, Status s) {
+Reply written(Shell& sh, const Args& a, Status s,
+              const engine::WriteOptions& options = {}) {
     if (!s.ok())
         return Reply::error(std::move(s));
     Reply r;
@@ -22,18 +24,67 @@ Reply written(Shell& sh, const Args& a, Status s) {
     r.fields["key"] = bytesToJson(a[1].text);
     if (!sh.session().inTransaction())
         r.fields["commitTs"] = sh.session().lastCommitTs();
+    if (options.expireAtMs) {
+        r.fields["expiresAt"] = *options.expireAtMs;
+        r.lines.push_back("ok, expires at " + formatUtcTime(*options.expireAtMs));
+        return r;
+    }
     r.lines.push_back("ok");
     return r;
 }
 
+// The options after VALUE (put, insert, update): ttl=DURATION or
+// expire_at=TIME, an explicit expiry in a TTL collection (docs/ttl.md).
+// VALUE is always the third argument, whatever it looks like: only the
+// unquoted words after it are options.
+Status writeOptions(Shell& sh, const Args& a, engine::WriteOptions* o) {
+    for (size_t i = 3; i < a.size(); ++i) {
+        std::string name, value;
+        if (a[i].quoted || !splitOption(a[i].text, &name, &value) ||
+            (name != "ttl" && name != "expire_at"))
+            return Status::InvalidArgument(fmt::format(
+                "unexpected {} after the value: the options are ttl=DURATION or expire_at=TIME "
+                "(the value is the third argument; quote one that has blanks)",
+                displayBytes(a[i].text, 40)));
+        if (o->expireAtMs)
+            return Status::InvalidArgument("give one expiry: ttl=DURATION or expire_at=TIME");
+        if (name == "expire_at") {
+            auto at = parseTimeMs(value, "expire_at");
+            if (!at.ok())
+                return at.status();
+            o->expireAtMs = at.value();  // 0 is refused by the engine, with the reason
+            continue;
+        }
+        auto ms = parseDurationMs(value, "ttl", engine::kMaxExpireAfterSeconds * 1000);
+        if (!ms.ok())
+            return ms.status();
+        if (ms.value() == 0)
+            return Status::InvalidArgument(
+                "ttl must be above 0: an entry that expires at once is deleted by the next TTL "
+                "pass (use del to delete it now)");
+        o->expireAtMs = sh.engine().wallClockMs() + ms.value();
+    }
+    return Status::OK();
+}
+
+using WriteFn = Status (Session::*)(std::string_view, std::string_view, std::string_view,
+                                    const engine::WriteOptions&);
+
+Reply writeWith(Shell& sh, const Args& a, WriteFn fn) {
+    engine::WriteOptions o;
+    if (Status s = writeOptions(sh, a, &o); !s.ok())
+        return Reply::error(s);
+    return written(sh, a, (sh.session().*fn)(sh.ns(a[0]), a[1].text, a[2].text, o), o);
+}
+
 Reply put(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().put(sh.ns(a[0]), a[1].text, a[2].text));
+    return writeWith(sh, a, &Session::put);
 }
 Reply insert(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().insert(sh.ns(a[0]), a[1].text, a[2].text));
+    return writeWith(sh, a, &Session::insert);
 }
 Reply update(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().update(sh.ns(a[0]), a[1].text, a[2].text));
+    return writeWith(sh, a, &Session::update);
 }
 Reply del(Shell& sh, const Args& a) {
     return written(sh, a, sh.session().remove(sh.ns(a[0]), a[1].text));
@@ -41,7 +92,8 @@ Reply del(Shell& sh, const Args& a) {
 
 Reply get(Shell& sh, const Args& a) {
     std::string value;
-    Status s = sh.session().get(sh.ns(a[0]), a[1].text, &value);
+    std::optional<int64_t> expiresAt;
+    Status s = sh.session().getWithExpiry(sh.ns(a[0]), a[1].text, &value, &expiresAt);
     Reply r;
     if (s.code() == StatusCode::kNotFound) {
         r.fields["found"] = false;
@@ -53,6 +105,16 @@ Reply get(Shell& sh, const Args& a) {
     r.fields["found"] = true;
     r.fields["value"] = bytesToJson(value);
     r.lines.push_back(displayBytes(value));
+    if (expiresAt) {
+        // An expired entry stays readable until a TTL pass deletes it.
+        r.fields["expiresAt"] = *expiresAt;
+        const int64_t left = *expiresAt - sh.engine().wallClockMs();
+        r.lines.push_back(left > 0 ? fmt::format("(expires at {}, in {} ms)",
+                                                 formatUtcTime(*expiresAt), left)
+                                   : fmt::format("(expired at {}, {} ms ago; the next TTL pass "
+                                                 "deletes it)",
+                                                 formatUtcTime(*expiresAt), -left));
+    }
     return r;
 }
 
@@ -147,11 +209,13 @@ Reply delrange(Shell& sh, const Args& a) {
 }  // namespace
 
 void addDataCommands(CommandTable& t) {
-    t.add({"put", "put COLL KEY VALUE", "insert or overwrite KEY (upsert)", 3, 3, put});
-    t.add(
-        {"insert", "insert COLL KEY VALUE", "insert KEY; DuplicateKey if it exists", 3, 3, insert});
-    t.add({"update", "update COLL KEY VALUE", "overwrite KEY; NotFound if it does not exist", 3, 3,
-           update});
+    // [ttl=DURATION | expire_at=TIME]: an explicit expiry in a TTL collection.
+    t.add({"put", "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
+           "insert or overwrite KEY (upsert)", 3, 4, put});
+    t.add({"insert", "insert COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
+           "insert KEY; DuplicateKey if it exists", 3, 4, insert});
+    t.add({"update", "update COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
+           "overwrite KEY; NotFound if it does not exist", 3, 4, update});
     t.add({"del", "del COLL KEY", "delete KEY; NotFound if it does not exist", 2, 2, del});
     t.add({"get", "get COLL KEY", "the value of KEY in this session's snapshot", 2, 2, get});
     t.add({"scan", "scan COLL [FROM [TO]] [limit N] [reverse]",
