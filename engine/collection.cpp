@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "engine/document_lock_entry.h"
+
 namespace mvkv::engine {
 
 Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
@@ -11,6 +13,7 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       lockNs_(std::move(lockNs)),
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
+      lockCollection_(wakesLockWaiters(ns_.coll())),
       tree_(epochs) {}
 
 Collection::~Collection() {

@@ -42,6 +42,11 @@ class Collection {
     /// A capped collection's order and write mutex (engine/capped_state.h);
     /// null for an ordinary collection.
     CappedState* capped() const { return capped_.get(); }
+    /// A document lock collection (its name ends in ".lock":
+    /// engine/document_lock_entry.h): commits that remove or rewrite its
+    /// entries wake waiting acquisitions. Decided by name so that a
+    /// replica's and a recovery's copies are lock collections too.
+    bool isLockCollection() const { return lockCollection_; }
     const BTree& tree() const { return tree_; }
     /// For KeySlot, the writers' view of a key.
     BTree& tree() { return tree_; }
@@ -73,6 +78,7 @@ class Collection {
     const lockmgr::LockNamespace lockNs_;
     const CollectionOptions options_;
     const std::unique_ptr<CappedState> capped_;
+    const bool lockCollection_;
     BTree tree_;
     std::atomic<bool> dropped_{false};
     std::atomic<int64_t> keys_{0};

@@ -215,6 +215,8 @@ std::string inprogEntry(const SessionView& v) {
     j.field("desc", v.client);
     j.field("connectionId", v.connectionId);
     j.field("waitingForLock", waiting.has_value());
+    if (v.waitingForDocumentLock)
+        j.field("waitingForDocumentLock", true);
     if (waiting) {
         j.key("lockWaitingFor");
         j.begin();

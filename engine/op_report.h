@@ -50,6 +50,7 @@ struct SessionView {
     lockmgr::LockStats lockStats;  // the running operation's
     std::vector<lockmgr::LockHeadInfo> locks;  // what the locker holds or waits for
     uint64_t lockerId = 0;
+    bool waitingForDocumentLock = false;  // an acquisition sleeps (DocumentLocks)
     bool txnOpen = false;
     uint64_t txnId = 0;
     uint64_t readTs = 0;

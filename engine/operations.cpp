@@ -22,6 +22,7 @@ std::string Engine::currentOp(bool all) {
         v.client = s.name_;
         v.nowMicros = clock_.now();
         v.lockerId = s.locker_.id();
+        v.waitingForDocumentLock = s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
         if (v.op)
             v.lockStats = s.locker_.operationStats();
         v.locks = lockManager_.dumpLocker(v.lockerId);
