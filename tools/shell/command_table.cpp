@@ -81,6 +81,7 @@ CommandTable makeCommandTable() {
     addTxnCommands(t);
     addAdminCommands(t);
     addOpsCommands(t);
+    addLockCommands(t);
     return t;
 }
 

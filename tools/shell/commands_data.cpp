@@ -26,17 +26,75 @@ Reply written(Shell& sh, const Args& a, Status s) {
     return r;
 }
 
+/// The trailing name=value options of a write, from a[from] on:
+/// lock=OWNER:TOKEN (a fenced write, docs/document-locks.md). The fence's
+/// owner points into *owner.
+Status writeOptions(const Args& a, size_t from, std::string_view usage,
+                    engine::WriteOptions* options, std::string* owner) {
+    for (size_t i = from; i < a.size(); ++i) {
+        std::string name, value;
+        if (a[i].quoted || !splitOption(a[i].text, &name, &value))
+            return Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: {}", displayBytes(a[i].text, 40), usage));
+        if (name == "lock") {
+            if (Status s = parseFenceOption(value, options, owner); !s.ok())
+                return s;
+        } else {
+            return Status::InvalidArgument(fmt::format(
+                "unknown option {}=; a write takes lock=OWNER:TOKEN; usage: {}", name, usage));
+        }
+    }
+    return Status::OK();
+}
+
+enum class Write { kPut, kInsert, kUpdate, kDelete };
+
+Reply write(Shell& sh, const Args& a, Write op, std::string_view usage) {
+    const size_t positional = op == Write::kDelete ? 2 : 3;
+    engine::WriteOptions options;
+    std::string owner;
+    if (Status s = writeOptions(a, positional, usage, &options, &owner); !s.ok())
+        return Reply::error(s);
+    Session& session = sh.session();
+    const std::string ns = sh.ns(a[0]);
+    const std::string_view key = a[1].text;
+    const std::string_view value = op == Write::kDelete ? std::string_view() : a[2].text;
+    // Without options, the plain overloads (the common path).
+    const bool plain = !options.fence && !options.expireAtMs;
+    Status s;
+    switch (op) {
+        case Write::kPut:
+            s = plain ? session.put(ns, key, value) : session.put(ns, key, value, options);
+            break;
+        case Write::kInsert:
+            s = plain ? session.insert(ns, key, value) : session.insert(ns, key, value, options);
+            break;
+        case Write::kUpdate:
+            s = plain ? session.update(ns, key, value) : session.update(ns, key, value, options);
+            break;
+        case Write::kDelete:
+            s = plain ? session.remove(ns, key) : session.remove(ns, key, options);
+            break;
+    }
+    return written(sh, a, std::move(s));
+}
+
+constexpr std::string_view kPutUsage = "put COLL KEY VALUE [lock=OWNER:TOKEN]";
+constexpr std::string_view kInsertUsage = "insert COLL KEY VALUE [lock=OWNER:TOKEN]";
+constexpr std::string_view kUpdateUsage = "update COLL KEY VALUE [lock=OWNER:TOKEN]";
+constexpr std::string_view kDelUsage = "del COLL KEY [lock=OWNER:TOKEN]";
+
 Reply put(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().put(sh.ns(a[0]), a[1].text, a[2].text));
+    return write(sh, a, Write::kPut, kPutUsage);
 }
 Reply insert(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().insert(sh.ns(a[0]), a[1].text, a[2].text));
+    return write(sh, a, Write::kInsert, kInsertUsage);
 }
 Reply update(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().update(sh.ns(a[0]), a[1].text, a[2].text));
+    return write(sh, a, Write::kUpdate, kUpdateUsage);
 }
 Reply del(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().remove(sh.ns(a[0]), a[1].text));
+    return write(sh, a, Write::kDelete, kDelUsage);
 }
 
 Reply get(Shell& sh, const Args& a) {
@@ -147,12 +205,15 @@ Reply delrange(Shell& sh, const Args& a) {
 }  // namespace
 
 void addDataCommands(CommandTable& t) {
-    t.add({"put", "put COLL KEY VALUE", "insert or overwrite KEY (upsert)", 3, 3, put});
-    t.add(
-        {"insert", "insert COLL KEY VALUE", "insert KEY; DuplicateKey if it exists", 3, 3, insert});
-    t.add({"update", "update COLL KEY VALUE", "overwrite KEY; NotFound if it does not exist", 3, 3,
-           update});
-    t.add({"del", "del COLL KEY", "delete KEY; NotFound if it does not exist", 2, 2, del});
+    t.add({std::string("put"), std::string(kPutUsage),
+           "insert or overwrite KEY (upsert); lock= only while that document lock holds", 3, 4,
+           put});
+    t.add({std::string("insert"), std::string(kInsertUsage),
+           "insert KEY; DuplicateKey if it exists", 3, 4, insert});
+    t.add({std::string("update"), std::string(kUpdateUsage),
+           "overwrite KEY; NotFound if it does not exist", 3, 4, update});
+    t.add({std::string("del"), std::string(kDelUsage), "delete KEY; NotFound if it does not exist",
+           2, 3, del});
     t.add({"get", "get COLL KEY", "the value of KEY in this session's snapshot", 2, 2, get});
     t.add({"scan", "scan COLL [FROM [TO]] [limit N] [reverse]",
            "keys from FROM to TO (inclusive) in order, as a table", 1, 6, scan});
