@@ -19,10 +19,6 @@ namespace mvkv::engine {
 
 namespace {
 
-std::string isoMs(int64_t ms) {
-    return isoDate(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
-}
-
 Status checkTtl(std::chrono::milliseconds ttl) {
     if (ttl.count() <= 0)
         return Status::InvalidArgument(fmt::format(
@@ -36,7 +32,29 @@ Status checkTtl(std::chrono::milliseconds ttl) {
     return Status::OK();
 }
 
+/// now + ttl, when it fits.
+StatusWith<int64_t> expiryAfter(int64_t now, std::chrono::milliseconds ttl) {
+    if (now > std::numeric_limits<int64_t>::max() - ttl.count())
+        return Status::InvalidArgument(
+            fmt::format("the wall clock ({} ms) plus the ttl overflows", now));
+    return now + ttl.count();
+}
+
 }  // namespace
+
+StatusWith<std::optional<LockEntry>> readLockEntry(Session& session, std::string_view lockNs,
+                                                   std::string_view key) {
+    std::string value;
+    Status g = session.get(lockNs, key, &value);
+    if (g.code() == StatusCode::kNotFound || g.code() == StatusCode::kNamespaceNotFound)
+        return std::optional<LockEntry>();
+    if (!g.ok())
+        return g;
+    auto e = decodeLockEntry(value, fmt::format("{} key '{}'", lockNs, printable(key)));
+    if (!e.ok())
+        return e.status();
+    return std::optional<LockEntry>(std::move(e).value());
+}
 
 struct DocumentLocks::Target {
     std::string ns;
@@ -147,36 +165,52 @@ Status DocumentLocks::writeLock(const Target& t, const LockEntry& e) {
     return session_.put(t.ownersNs, ownerKey(e.owner, t.key), value, options);
 }
 
-Status DocumentLocks::attemptAcquire(const Target& t, const std::string& owner, int64_t ttlMs,
-                                     Attempt* out) {
+Status DocumentLocks::eraseLock(std::string_view lockNs, std::string_view ownersNs,
+                                std::string_view key, std::string_view owner, bool entryToo) {
+    if (entryToo) {
+        if (Status r = session_.remove(lockNs, key); !r.ok())
+            return r;
+    }
+    // The index entry may be gone already (the TTL monitor deletes the two
+    // entries in transactions of their own).
+    Status r = session_.remove(ownersNs, ownerKey(owner, key));
+    return r.code() == StatusCode::kNotFound ? Status::OK() : r;
+}
+
+StatusWith<DocumentLocks::Target> DocumentLocks::holderTarget(std::string_view ns,
+                                                              std::string_view key,
+                                                              std::string_view owner,
+                                                              std::string_view what) {
+    if (Status s = checkNoTransaction(what); !s.ok())
+        return s;
+    if (Status s = checkOwner(owner); !s.ok())
+        return s;
+    return target(ns, key, true);
+}
+
+Status DocumentLocks::attemptAcquire(const Target& t, const std::string& owner,
+                                     std::chrono::milliseconds ttl, Attempt* out) {
     DocumentLockState& state = engine_.docLockState();
     return session_.withTransaction([&](Session&) -> Status {
         *out = Attempt{};
-        std::string value;
-        Status g = session_.get(t.lockNs, t.key, &value);
-        if (!g.ok() && g.code() != StatusCode::kNotFound)
-            return g;
+        auto old = readLockEntry(session_, t.lockNs, t.key);
+        if (!old.ok())
+            return old.status();
         const int64_t now = engine_.wallClockMs();
-        if (now > std::numeric_limits<int64_t>::max() - ttlMs)
-            return Status::InvalidArgument(
-                fmt::format("the wall clock ({} ms) plus the ttl overflows", now));
-        if (g.ok()) {
-            auto old = decodeLockEntry(value, t.lockNs + " key '" + printable(t.key) + "'");
-            if (!old.ok())
-                return old.status();
-            if (old.value().expiresAtMs > now) {
-                out->holder = std::move(old).value();
-                const LockEntry& h = *out->holder;
-                return Status::DocumentLocked(fmt::format(
-                    "{} is locked until {} ({} ms from now){}", t.where(), isoMs(h.expiresAtMs),
-                    h.expiresAtMs - now,
-                    h.owner == owner ? fmt::format("; you hold it (owner {}, token {}): refresh "
-                                                   "it to extend it",
-                                                   h.owner, h.token)
-                                     : ""));
-            }
-            out->previous = std::move(old).value();
+        auto expiry = expiryAfter(now, ttl);
+        if (!expiry.ok())
+            return expiry.status();
+        if (const std::optional<LockEntry>& h = old.value(); h && h->expiresAtMs > now) {
+            out->holder = h;
+            return Status::DocumentLocked(fmt::format(
+                "{} is locked until {} ({} ms from now){}", t.where(), isoDateMs(h->expiresAtMs),
+                h->expiresAtMs - now,
+                h->owner == owner
+                    ? fmt::format("; you hold it (owner {}, token {}): refresh it to extend it",
+                                  h->owner, h->token)
+                    : ""));
         }
+        out->previous = std::move(old).value();
         // After the snapshot began: see engine/fencing_tokens.h for why
         // that orders the tokens of one key's holders.
         std::optional<uint64_t> token = state.tokens.take(t.lockNs);
@@ -185,11 +219,11 @@ Status DocumentLocks::attemptAcquire(const Target& t, const std::string& owner, 
             return Status::Busy("the fencing token block is used up");  // refilled, then retried
         }
         if (out->previous && out->previous->owner != owner) {
-            Status r = session_.remove(t.ownersNs, ownerKey(out->previous->owner, t.key));
-            if (!r.ok() && r.code() != StatusCode::kNotFound)  // the TTL monitor's already
+            if (Status r = eraseLock(t.lockNs, t.ownersNs, t.key, out->previous->owner, false);
+                !r.ok())
                 return r;
         }
-        out->granted = LockEntry{owner, *token, now, now + ttlMs};
+        out->granted = LockEntry{owner, *token, now, expiry.value()};
         return writeLock(t, out->granted);
     });
 }
@@ -248,7 +282,7 @@ StatusWith<LockInfo> DocumentLocks::acquire(std::string_view ns, std::string_vie
             // changes the generation, so the sleep below cannot miss it.
             const uint64_t seen = stripe.generation();
             Attempt a;
-            Status s = attemptAcquire(t.value(), owner, options.ttl.count(), &a);
+            Status s = attemptAcquire(t.value(), owner, options.ttl, &a);
             if (s.ok()) {
                 state.counters.add(state.counters.acquired);
                 if (a.previous)
@@ -303,37 +337,21 @@ Status DocumentLocks::release(std::string_view ns, std::string_view key, std::st
     OpScope scope(session_, {CurOpType::kCommand, "releaseLock", ns, key});
     DocumentLockState& state = engine_.docLockState();
     return scope.finish([&]() -> Status {
-        if (Status s = checkNoTransaction("release a document lock"); !s.ok())
-            return s;
-        if (Status s = checkOwner(owner); !s.ok())
-            return s;
-        auto tw = target(ns, key, true);
+        auto tw = holderTarget(ns, key, owner, "release a document lock");
         if (!tw.ok())
             return tw.status();
         const Target& t = tw.value();
-        auto notLocked = [&] {
-            return Status::NotFound(fmt::format("{} is not locked", t.where()));
-        };
-        if (!engine_.catalog().lookup(t.lockNs))
-            return notLocked();
         Status s = session_.withTransaction([&](Session&) -> Status {
-            std::string value;
-            Status g = session_.get(t.lockNs, t.key, &value);
-            if (g.code() == StatusCode::kNotFound || g.code() == StatusCode::kNamespaceNotFound)
-                return notLocked();
-            if (!g.ok())
-                return g;
-            auto e = decodeLockEntry(value, t.lockNs + " key '" + printable(t.key) + "'");
+            auto e = readLockEntry(session_, t.lockNs, t.key);
             if (!e.ok())
                 return e.status();
-            if (e.value().owner != owner)
+            if (!e.value())
+                return Status::NotFound(fmt::format("{} is not locked", t.where()));
+            if (e.value()->owner != owner)
                 return Status::NotLockOwner(fmt::format(
                     "{} is locked by another owner; a lock is released only by its holder",
                     t.where()));
-            if (Status r = session_.remove(t.lockNs, t.key); !r.ok())
-                return r;
-            Status r = session_.remove(t.ownersNs, ownerKey(owner, t.key));
-            return r.code() == StatusCode::kNotFound ? Status::OK() : r;
+            return eraseLock(t.lockNs, t.ownersNs, t.key, owner, true);
         });
         if (s.ok())
             state.counters.add(state.counters.released);
@@ -347,26 +365,13 @@ StatusWith<bool> DocumentLocks::releaseIndexed(const std::string& ns, std::strin
     const std::string ownersNs = ownerIndexName(ns);
     bool released = false;
     Status s = session_.withTransaction([&](Session&) -> Status {
-        released = false;
-        std::string value;
-        Status g = session_.get(lockNs, key, &value);
-        if (!g.ok() && g.code() != StatusCode::kNotFound &&
-            g.code() != StatusCode::kNamespaceNotFound)
-            return g;
-        if (g.ok()) {
-            auto e = decodeLockEntry(value, lockNs + " key '" + printable(key) + "'");
-            if (!e.ok())
-                return e.status();
-            if (e.value().owner == owner) {
-                if (Status r = session_.remove(lockNs, key); !r.ok())
-                    return r;
-                released = true;
-            }
-        }
-        // Also an index entry whose lock is gone or has another holder now
-        // (the TTL monitor removed the lock first): it is stale.
-        Status r = session_.remove(ownersNs, ownerKey(owner, key));
-        return r.code() == StatusCode::kNotFound ? Status::OK() : r;
+        auto e = readLockEntry(session_, lockNs, key);
+        if (!e.ok())
+            return e.status();
+        // An index entry whose lock is gone or has another holder now (the
+        // TTL monitor removed the lock first) is stale: it goes, uncounted.
+        released = e.value() && e.value()->owner == owner;
+        return eraseLock(lockNs, ownersNs, key, owner, released);
     });
     if (!s.ok())
         return s;
@@ -431,35 +436,22 @@ StatusWith<LockInfo> DocumentLocks::refresh(std::string_view ns, std::string_vie
     DocumentLockState& state = engine_.docLockState();
     LockInfo refreshed;
     Status result = [&]() -> Status {
-        if (Status s = checkNoTransaction("refresh a document lock"); !s.ok())
-            return s;
         if (Status s = checkTtl(ttl); !s.ok())
             return s;
-        if (Status s = checkOwner(owner); !s.ok())
-            return s;
-        auto tw = target(ns, key, true);
+        auto tw = holderTarget(ns, key, owner, "refresh a document lock");
         if (!tw.ok())
             return tw.status();
         const Target& t = tw.value();
-        auto notLocked = [&] {
-            return Status::NotFound(fmt::format(
-                "{} is not locked (released, or expired and removed): acquire it again",
-                t.where()));
-        };
-        if (!engine_.catalog().lookup(t.lockNs))
-            return notLocked();
         LockEntry e;
         Status s = session_.withTransaction([&](Session&) -> Status {
-            std::string value;
-            Status g = session_.get(t.lockNs, t.key, &value);
-            if (g.code() == StatusCode::kNotFound || g.code() == StatusCode::kNamespaceNotFound)
-                return notLocked();
-            if (!g.ok())
-                return g;
-            auto old = decodeLockEntry(value, t.lockNs + " key '" + printable(t.key) + "'");
+            auto old = readLockEntry(session_, t.lockNs, t.key);
             if (!old.ok())
                 return old.status();
-            e = std::move(old).value();
+            if (!old.value())
+                return Status::NotFound(fmt::format(
+                    "{} is not locked (released, or expired and removed): acquire it again",
+                    t.where()));
+            e = *old.value();
             if (e.owner != owner)
                 return Status::NotLockOwner(fmt::format(
                     "{} is locked by another owner; only the holder refreshes a lock", t.where()));
@@ -468,11 +460,11 @@ StatusWith<LockInfo> DocumentLocks::refresh(std::string_view ns, std::string_vie
                 return Status::LockLost(fmt::format(
                     "your lock on {} expired at {} ({} ms ago); acquire it again (for a new "
                     "fencing token)",
-                    t.where(), isoMs(e.expiresAtMs), now - e.expiresAtMs));
-            if (now > std::numeric_limits<int64_t>::max() - ttl.count())
-                return Status::InvalidArgument(
-                    fmt::format("the wall clock ({} ms) plus the ttl overflows", now));
-            e.expiresAtMs = now + ttl.count();
+                    t.where(), isoDateMs(e.expiresAtMs), now - e.expiresAtMs));
+            auto expiry = expiryAfter(now, ttl);
+            if (!expiry.ok())
+                return expiry.status();
+            e.expiresAtMs = expiry.value();
             return writeLock(t, e);
         });
         if (s.code() == StatusCode::kLockLost)
@@ -497,16 +489,12 @@ StatusWith<LockInfo> DocumentLocks::inspect(std::string_view ns, std::string_vie
         if (!tw.ok())
             return tw.status();
         const Target& t = tw.value();
-        std::string value;
-        Status g = session_.get(t.lockNs, t.key, &value);
-        if (g.code() == StatusCode::kNotFound || g.code() == StatusCode::kNamespaceNotFound)
-            return Status::NotFound(fmt::format("{} is not locked", t.where()));
-        if (!g.ok())
-            return g;
-        auto e = decodeLockEntry(value, t.lockNs + " key '" + printable(t.key) + "'");
+        auto e = readLockEntry(session_, t.lockNs, t.key);
         if (!e.ok())
             return e.status();
-        info = describe(t, std::move(e).value());
+        if (!e.value())
+            return Status::NotFound(fmt::format("{} is not locked", t.where()));
+        info = describe(t, *std::move(e).value());
         return Status::OK();
     }();
     result = scope.finish(std::move(result));

@@ -50,6 +50,12 @@ namespace mvkv::engine {
 class Session;
 class Engine;
 
+/// The lock entry of `key` in lock collection `lockNs` as `session` reads
+/// it (its transaction's snapshot, or a new one); nullopt when there is none
+/// (or no such collection). Corruption for an entry that does not parse.
+StatusWith<std::optional<LockEntry>> readLockEntry(Session& session, std::string_view lockNs,
+                                                   std::string_view key);
+
 struct AcquireOptions {
     /// Who acquires; none: 128 random bits from the OS, as 32 hex digits
     /// (returned in the grant). Not a web session id: see the docs.
@@ -118,10 +124,17 @@ class DocumentLocks {
     struct Attempt;
     StatusWith<Target> target(std::string_view ns, std::string_view key, bool needsNs);
     Status createLockCollections(const Target& t);
-    Status attemptAcquire(const Target& t, const std::string& owner, int64_t ttlMs,
-                          Attempt* out);
+    Status attemptAcquire(const Target& t, const std::string& owner,
+                          std::chrono::milliseconds ttl, Attempt* out);
+    /// The checks release and refresh share, then target().
+    StatusWith<Target> holderTarget(std::string_view ns, std::string_view key,
+                                    std::string_view owner, std::string_view what);
     /// The lock entry and its owner index entry, written together.
     Status writeLock(const Target& t, const LockEntry& e);
+    /// Removes `owner`'s index entry for `key` (gone already is fine) and,
+    /// with `entryToo`, the lock entry.
+    Status eraseLock(std::string_view lockNs, std::string_view ownersNs, std::string_view key,
+                     std::string_view owner, bool entryToo);
     /// Releases one lock found through the owner index (releaseAll).
     StatusWith<bool> releaseIndexed(const std::string& ns, std::string_view owner,
                                     std::string_view key);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/document_lock_entry.h"
+#include "engine/document_locks.h"
 #include "engine/engine.h"
 #include "engine/op_report.h"
 #include "engine/session.h"
@@ -19,18 +20,14 @@ Status Session::checkFence(std::string_view ns, std::string_view key, const Writ
     const std::string lost = fmt::format(
         "the lock of owner {} with token {} on {} no longer holds: ", fence.owner, fence.token,
         where);
-    std::string value;
-    Status g = get(lockNs, key, &value);
-    if (g.code() == StatusCode::kNotFound || g.code() == StatusCode::kNamespaceNotFound)
+    auto e = readLockEntry(*this, lockNs, key);
+    if (!e.ok())
+        return e.status();
+    if (!e.value())
         return Status::LockLost(lost +
                                 "the key is not locked (the lock was released, or expired and "
                                 "was removed); nothing was written");
-    if (!g.ok())
-        return g;
-    auto e = decodeLockEntry(value, lockNs + " key '" + printable(key) + "'");
-    if (!e.ok())
-        return e.status();
-    *lock = std::move(e).value();
+    *lock = *std::move(e).value();
     if (lock->owner != fence.owner)
         return Status::LockLost(lost + fmt::format("another owner holds it now (token {}); "
                                                    "nothing was written",
@@ -44,9 +41,7 @@ Status Session::checkFence(std::string_view ns, std::string_view key, const Writ
     if (lock->expiresAtMs <= now)
         return Status::LockLost(
             lost + fmt::format("it expired at {} ({} ms ago); nothing was written",
-                               isoDate(std::chrono::system_clock::time_point(
-                                   std::chrono::milliseconds(lock->expiresAtMs))),
-                               now - lock->expiresAtMs));
+                               isoDateMs(lock->expiresAtMs), now - lock->expiresAtMs));
     return Status::OK();
 }
 

@@ -35,6 +35,8 @@ struct FinishedOp {
 
 /// ISO 8601 with milliseconds and the UTC offset, as logv2 writes "$date".
 std::string isoDate(std::chrono::system_clock::time_point t);
+/// The same of milliseconds since the Unix epoch (a lock's expiry).
+std::string isoDateMs(int64_t msSinceEpoch);
 /// One slow-op line: {"t":{"$date":..},"s":"I","c":"COMMAND","id":51803,
 /// "ctx":client,"msg":"Slow query","attr":{...}}.
 std::string slowOpLine(const FinishedOp& f);

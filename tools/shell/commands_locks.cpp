@@ -22,10 +22,6 @@ using engine::DocumentLocks;
 using engine::LockInfo;
 using Json = nlohmann::ordered_json;
 
-std::string isoMs(int64_t ms) {
-    return engine::isoDate(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
-}
-
 /// The options after the positional words: name=value, each name at most
 /// once and one of `names`.
 Status lockOptions(const Args& a, size_t from, std::initializer_list<std::string_view> names,
@@ -59,8 +55,8 @@ Status durationOption(const std::map<std::string, std::string>& opts, const std:
 void addLockFields(Json& j, const LockInfo& l) {
     j["owner"] = l.entry.owner;
     j["token"] = l.entry.token;
-    j["acquiredAt"] = isoMs(l.entry.acquiredAtMs);
-    j["expiresAt"] = isoMs(l.entry.expiresAtMs);
+    j["acquiredAt"] = engine::isoDateMs(l.entry.acquiredAtMs);
+    j["expiresAt"] = engine::isoDateMs(l.entry.expiresAtMs);
     j["expiresAtMs"] = l.entry.expiresAtMs;
     j["remainingMs"] = l.remainingMs;
 }
@@ -91,7 +87,7 @@ Reply lock(Shell& sh, const Args& a) {
     r.fields["tookOver"] = l.value().tookOver;
     r.lines.push_back(fmt::format("locked {} {}: owner {} token {}, expires {} (in {} ms){}", ns,
                                   displayBytes(a[1].text, 60), l.value().entry.owner,
-                                  l.value().entry.token, isoMs(l.value().entry.expiresAtMs),
+                                  l.value().entry.token, engine::isoDateMs(l.value().entry.expiresAtMs),
                                   l.value().remainingMs,
                                   l.value().tookOver ? " (took over an expired lock)" : ""));
     return r;
@@ -156,7 +152,7 @@ Reply refresh(Shell& sh, const Args& a) {
     addLockFields(r.fields, l.value());
     r.lines.push_back(fmt::format("refreshed {} {}: token {}, expires {} (in {} ms)", ns,
                                   displayBytes(a[1].text, 60), l.value().entry.token,
-                                  isoMs(l.value().entry.expiresAtMs), l.value().remainingMs));
+                                  engine::isoDateMs(l.value().entry.expiresAtMs), l.value().remainingMs));
     return r;
 }
 
@@ -178,7 +174,7 @@ Reply doclocks(Shell& sh, const Args& a) {
         items.push_back(std::move(item));
         r.lines.push_back(fmt::format(
             "{:<20} {:<34} {:>8}  {:<29} {}", displayBytes(l.key, 20), l.entry.owner,
-            l.entry.token, isoMs(l.entry.expiresAtMs),
+            l.entry.token, engine::isoDateMs(l.entry.expiresAtMs),
             l.expired ? std::string("expired") : fmt::format("{} ms", l.remainingMs)));
     }
     r.lines.push_back(fmt::format("({} lock{})", all.value().size(),
