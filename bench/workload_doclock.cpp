@@ -41,11 +41,6 @@ constexpr std::string_view kWorkload = "doclock";
 constexpr std::string_view kNs = "bench.docs";
 constexpr uint64_t kSharedKeys = 16;
 
-void must(const Status& s, std::string_view what) {
-    if (!s.ok())
-        throw std::runtime_error(fmt::format("{}: {}", what, s.toString()));
-}
-
 std::unique_ptr<engine::Engine> openEngine() {
     auto e = engine::Engine::open({});
     must(e.status(), "open");
