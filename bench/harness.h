@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,6 +42,7 @@
 
 #include "bench/latency_histogram.h"
 #include "bench/workload.h"
+#include "util/status.h"
 
 namespace mvkv::bench {
 
@@ -215,6 +217,13 @@ auto medianRun(int repeat, RunOnce&& runOnce, OpsPerSec&& opsPerSec) {
 template <class RunOnce>
 Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
     return medianRun(repeat, runOnce, [](const Measurement& m) { return m.opsPerSec(); });
+}
+
+/// A worker's (or a set-up's) failure: throws, as runParallel expects,
+/// with `what` and the status.
+inline void must(const Status& s, std::string_view what) {
+    if (!s.ok())
+        throw std::runtime_error(std::string(what) + ": " + s.toString());
 }
 
 // ---- Glue between the harness and the workload API ----

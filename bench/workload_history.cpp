@@ -39,11 +39,6 @@ constexpr std::string_view kWorkload = "history";
 constexpr std::string_view kNs = "bench.history";
 constexpr int kRounds = 5;
 
-void must(const Status& s, std::string_view what) {
-    if (!s.ok())
-        throw std::runtime_error(fmt::format("{}: {}", what, s.toString()));
-}
-
 std::unique_ptr<engine::Engine> openEngine() {
     engine::EngineOptions options;
     options.historySweepInterval = std::chrono::milliseconds(0);  // sweeps on demand only

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "engine/document_lock_entry.h"
+
 namespace mvkv::engine {
 
 Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
@@ -12,6 +14,7 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
       profile_(ns_.coll() == Namespace::kProfileColl),
+      lockCollection_(wakesLockWaiters(ns_.coll())),
       tree_(epochs),
       expireAfterSeconds_(options.expireAfterSeconds.value_or(0)) {}
 

@@ -66,6 +66,11 @@ class Collection {
     CappedState* capped() const { return capped_.get(); }
     /// `<db>.system.profile`: only the profiler (and oplog apply) write it.
     bool isProfile() const { return profile_; }
+    /// A document lock collection (its name ends in ".lock":
+    /// engine/document_lock_entry.h): commits that remove or rewrite its
+    /// entries wake waiting acquisitions. Decided by name so that a
+    /// replica's and a recovery's copies are lock collections too.
+    bool isLockCollection() const { return lockCollection_; }
     const BTree& tree() const { return tree_; }
     /// For KeySlot, the writers' view of a key.
     BTree& tree() { return tree_; }
@@ -98,6 +103,7 @@ class Collection {
     const CollectionOptions options_;
     const std::unique_ptr<CappedState> capped_;
     const bool profile_;
+    const bool lockCollection_;
     BTree tree_;
     std::atomic<int64_t> expireAfterSeconds_;
     std::atomic<bool> dropped_{false};

@@ -20,6 +20,7 @@
 
 #include "engine/catalog.h"
 #include "engine/checkpointer.h"
+#include "engine/document_lock_state.h"
 #include "engine/durable_log.h"
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
@@ -183,6 +184,9 @@ class Engine {
     /// stop reporting it (the salvage copies stay). IllegalOperation in
     /// memory; IOError when the file cannot be removed.
     Status clearRepairRecord();
+    /// Document locks' waiters, fencing tokens and counters
+    /// (engine/document_locks.h is the API).
+    DocumentLockState& docLockState() { return docLocks_; }
     lockmgr::LockManager& lockManager() { return lockManager_; }
     mvcc::TransactionManager& transactions() { return txns_; }
     Catalog& catalog() { return catalog_; }
@@ -223,6 +227,7 @@ class Engine {
     std::unique_ptr<Checkpointer> checkpointer_;  // null in memory
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
+    DocumentLockState docLocks_;
     std::unique_ptr<Profiler> profiler_;  // after everything its session uses
     std::unique_ptr<TtlMonitor> ttlMonitor_;  // stopped first at close
 };

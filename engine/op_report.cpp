@@ -30,6 +30,10 @@ std::string isoDate(std::chrono::system_clock::time_point t) {
     return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}+00:00", tm, static_cast<int>(ms % 1000));
 }
 
+std::string isoDateMs(int64_t msSinceEpoch) {
+    return isoDate(std::chrono::system_clock::time_point(std::chrono::milliseconds(msSinceEpoch)));
+}
+
 namespace {
 
 void appendLocks(JsonText& j, const lockmgr::LockStats& stats) { j.raw(stats.toJson()); }
@@ -215,6 +219,8 @@ std::string inprogEntry(const SessionView& v) {
     j.field("desc", v.client);
     j.field("connectionId", v.connectionId);
     j.field("waitingForLock", waiting.has_value());
+    if (v.waitingForDocumentLock)
+        j.field("waitingForDocumentLock", true);
     if (waiting) {
         j.key("lockWaitingFor");
         j.begin();

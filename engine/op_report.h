@@ -35,6 +35,8 @@ struct FinishedOp {
 
 /// ISO 8601 with milliseconds and the UTC offset, as logv2 writes "$date".
 std::string isoDate(std::chrono::system_clock::time_point t);
+/// The same of milliseconds since the Unix epoch (a lock's expiry).
+std::string isoDateMs(int64_t msSinceEpoch);
 /// One slow-op line: {"t":{"$date":..},"s":"I","c":"COMMAND","id":51803,
 /// "ctx":client,"msg":"Slow query","attr":{...}}.
 std::string slowOpLine(const FinishedOp& f);
@@ -50,6 +52,7 @@ struct SessionView {
     lockmgr::LockStats lockStats;  // the running operation's
     std::vector<lockmgr::LockHeadInfo> locks;  // what the locker holds or waits for
     uint64_t lockerId = 0;
+    bool waitingForDocumentLock = false;  // an acquisition sleeps (DocumentLocks)
     bool txnOpen = false;
     uint64_t txnId = 0;
     uint64_t readTs = 0;

@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view kSections[] = {
     "globalLock", "locks",       "tickets",  "concurrentTransactions", "opcounters",
     "metrics",    "transactions", "historyStore", "oplog", "checkpoint", "profiler",
-    "deadlocks",  "connections", "log"};
+    "deadlocks",  "connections", "log", "documentLocks"};
 
 }  // namespace
 
@@ -99,6 +99,7 @@ StatusWith<std::string> Engine::serverStatus(std::string_view section) {
     out["log"] = {{"slowOpsLogged", slowLog_->linesWritten()},
                   {"file", slowLog_->filePath()},
                   {"fileErrors", slowLog_->fileErrors()}};
+    out["documentLocks"] = OrderedJson::parse(docLocks_.statusJson());
     if (section.empty()) {
         out["ok"] = 1;
         return out.dump();

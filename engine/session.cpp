@@ -53,8 +53,13 @@ Deadline Session::lockDeadline() const {
 }
 
 void Session::interrupt() {
-    interrupted_.store(true, std::memory_order_release);
+    // Sequentially consistent with docLockWait_ (DocumentLocks::acquire
+    // publishes it, then checks the flag): either the sleeper sees the flag
+    // or this sees the stripe and wakes it.
+    interrupted_.store(true);
     locker_.interrupt();
+    if (LockWaiters::Stripe* stripe = docLockWait_.load())
+        stripe->wakeAll();
 }
 
 void Session::startOperation() {
@@ -541,6 +546,8 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         if (engine_.logging_) {
             p.key.assign(key);
             p.op = logOp;
+        } else if (coll.isLockCollection()) [[unlikely]] {
+            p.key.assign(key);  // to wake its waiters
         }
     }
     return s;
@@ -581,9 +588,8 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
     static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
     OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
     if (options) [[unlikely]] {
-        // Until document locks exist (issue 17) no collection takes a fence.
         if (options->fence)
-            return scope.finish(Status::IllegalOperation("fenced writes need document locks"));
+            return scope.finish(fencedWrite(op, ns, key, value, *options));
     }
     if (Status s = checkKey(key); !s.ok())
         return scope.finish(std::move(s));

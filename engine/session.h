@@ -28,6 +28,7 @@
 
 #include "engine/collection.h"
 #include "engine/curop.h"
+#include "engine/lock_waiters.h"
 #include "engine/op_registry.h"
 #include "engine/write_options.h"
 #include "historystore/history_store.h"
@@ -152,7 +153,14 @@ class Session {
     /// The same with options (engine/write_options.h): an explicit expiry on
     /// a TTL collection, a document-lock fence. InvalidArgument for an
     /// expiry on a collection that is not a TTL collection, with a remove,
-    /// or at or below 0 ms.
+    /// or at or below 0 ms. A fenced write reads the lock on `key` in
+    /// `<ns>.lock`, writes, and rewrites the lock entry unchanged (so that a
+    /// concurrent take-over or release conflicts with it), all in one
+    /// transaction: the write's own outside a transaction
+    /// (retried on write conflicts), the open one inside. LockLost (saying
+    /// whether the lock was released, expired, or is held by another owner
+    /// or token) and nothing written when the lock does not hold for that
+    /// owner and token; InvalidArgument for an empty or bad owner or token 0.
     Status put(std::string_view ns, std::string_view key, std::string_view value,
                const WriteOptions& options);
     Status insert(std::string_view ns, std::string_view key, std::string_view value,
@@ -241,6 +249,7 @@ class Session {
     friend class Cursor;
     friend class OperationContext;
     friend class TtlMonitor;  // its scan reads stored values (walkRange)
+    friend class DocumentLocks;
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
     struct PendingWrite {
         Collection* collection = nullptr;
@@ -249,6 +258,9 @@ class Session {
         int64_t bytesDelta = 0;
         std::string key;  // only when the engine has a log
         char op = 'u';    // the oplog's op (oplogOp): 'i' created, 'u' replaced, 'd' removed
+        /// A lock collection's entry removed or rewritten (measureCommit):
+        /// the commit wakes the lock's waiters (engine/lock_waiters.h).
+        bool wakesLockWaiters = false;
     };
     /// A durable engine: logs the committed transaction's writes (after
     /// commit, before it is acknowledged); an error is returned to the
@@ -322,6 +334,13 @@ class Session {
     /// value, engine/ttl_value.h) in ttlValue_. Checks an explicit expiry.
     Status stampTtlValue(WriteOp op, const Collection& coll, const WriteOptions* options,
                          std::string_view* value);
+    /// write() under a document-lock fence (engine/fenced_write.cpp);
+    /// `options` without its fence go to the write itself.
+    Status fencedWrite(WriteOp op, std::string_view ns, std::string_view key,
+                       std::string_view value, const WriteOptions& options);
+    /// The fence check of a fenced write, inside the transaction.
+    Status checkFence(std::string_view ns, std::string_view key, const WriteFence& fence,
+                      struct LockEntry* lock);
     /// A write to a capped collection, with its evictions in the same
     /// transaction (engine/capped_write.cpp). The caller holds IX on it.
     Status writeCapped(WriteOp op, Collection& coll, std::string_view key,
@@ -372,6 +391,9 @@ class Session {
     uint64_t lastOpWriteConflicts_ = 0;
     mvcc::Timestamp lastCommitTs_ = mvcc::kNoTimestamp;
     std::atomic<bool> interrupted_{false};
+    /// The stripe a document lock acquisition sleeps on (DocumentLocks),
+    /// for interrupt() to wake it; null when none sleeps.
+    std::atomic<LockWaiters::Stripe*> docLockWait_{nullptr};
     bool inWithTransaction_ = false;
     bool applyingOplog_ = false;
     int openCursors_ = 0;

@@ -131,6 +131,9 @@ void Session::applyCommitCounts() {
     for (const PendingWrite& p : pending_) {
         if (p.keysDelta != 0 || p.bytesDelta != 0)
             p.collection->addCommitted(p.keysDelta, p.bytesDelta);
+        // After the commit became visible: a woken acquisition sees it.
+        if (p.wakesLockWaiters) [[unlikely]]
+            engine_.docLockState().waiters.notify(p.collection->ns().ns(), p.key);
     }
 }
 
@@ -162,6 +165,12 @@ void Session::measureCommit() {
                         (live(before) ? keyBytes + valueBytes(before) : 0);
         pending_[i].keysDelta = keys;
         pending_[i].bytesDelta = bytes;
+        // A lock removed, or rewritten with other content (a take-over, a
+        // refresh), may let a waiter in; a new lock, or a fenced write's
+        // unchanged rewrite, lets nobody in.
+        if (pending_[i].collection->isLockCollection()) [[unlikely]]
+            pending_[i].wakesLockWaiters =
+                !live(w.update) || (live(before) && before->value() != w.update->value());
     }
 }
 

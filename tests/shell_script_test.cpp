@@ -1823,7 +1823,213 @@ TEST_CASE("issue 17: bad TTL input: one error each, nothing changed") {
 TEST_CASE("issue 17: the TTL commands are in help") {
     const std::string all = helpUsages();
     for (const char* usage : {"create COLL [capped size=BYTES [max=N]] [expire_after=DURATION]",
-                              "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
+                              "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME] [lock=OWNER:TOKEN]",
                               "collmod COLL expire_after=DURATION", "ttl [run]"})
+        CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
+}
+
+// ---- issue 17: document locks (lock, unlock, refresh, doclocks, lock=) ----
+
+namespace {
+
+/// The inprog entry of a sleeping acquisition, polled until it shows
+/// (bounded: a hang guard, not a timing the test depends on).
+json sleepingLock(Child& c, uint64_t opid) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        json e = inprogOf(ask(c, "currentop"), opid);
+        if (!e.is_null() && e.value("waitingForDocumentLock", false))
+            return e;
+    }
+    FAIL("opid " << opid << " never showed as waiting for a document lock");
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("issue 17: lock, fenced writes, refresh, doclocks, unlock by key and by owner (--json)") {
+    TempDir dir("mvkv-shell");
+    Child c({dir.path, "--json", "--sync", "none"});
+    REQUIRE(ask(c, "create work")["ok"] == true);
+    REQUIRE(ask(c, "put work item7 v1")["ok"] == true);
+
+    json l = ask(c, "lock work item7 ttl=30s owner=alice");
+    REQUIRE(l["ok"] == true);
+    CHECK(l["cmd"] == "lock");
+    CHECK(l["ns"] == "test.work");
+    CHECK(l["key"] == "item7");
+    CHECK(l["owner"] == "alice");
+    const uint64_t token = l["token"].get<uint64_t>();
+    CHECK(token >= 1);
+    CHECK(l["expiresAtMs"].get<int64_t>() > 0);
+    CHECK(l["expiresAt"].get<std::string>().find("+00:00") != std::string::npos);
+    CHECK(l["acquiredAt"].is_string());
+    CHECK(l["remainingMs"].get<int64_t>() <= 30000);
+    CHECK(l["tookOver"] == false);
+    // Every field (the parse sorts them).
+    std::vector<std::string> keys;
+    for (auto it = l.begin(); it != l.end(); ++it)
+        keys.push_back(it.key());
+    CHECK(keys == std::vector<std::string>{"acquiredAt", "cmd", "expiresAt", "expiresAtMs", "key",
+                                           "ns", "ok", "owner", "remainingMs", "session", "token",
+                                           "tookOver"});
+
+    json held = ask(c, "lock work item7 owner=bob");
+    CHECK(held["ok"] == false);
+    CHECK(held["code"] == "DocumentLocked");
+    CHECK(held["error"].get<std::string>().find("alice") == std::string::npos);
+    CHECK(held["hint"].get<std::string>().find("wait=") != std::string::npos);
+
+    // A generated owner, 32 hex digits.
+    json anon = ask(c, "lock work item8");
+    REQUIRE(anon["ok"] == true);
+    CHECK(anon["owner"].get<std::string>().size() == 32);
+
+    // Fenced writes: the holder's pass, a wrong token's do not.
+    const std::string fence = "lock=alice:" + std::to_string(token);
+    CHECK(ask(c, "put work item7 v2 " + fence)["ok"] == true);
+    CHECK(ask(c, "update work item7 v3 " + fence)["ok"] == true);
+    json lost = ask(c, "put work item7 bad lock=alice:" + std::to_string(token + 100));
+    CHECK(lost["code"] == "LockLost");
+    CHECK(ask(c, "get work item7")["value"] == "v3");
+    CHECK(ask(c, "put work item7 v4 lock=alice")["code"] == "InvalidArgument");
+    CHECK(ask(c, "put work item7 v4 lock=alice:x")["code"] == "InvalidArgument");
+    CHECK(ask(c, "put work item7 v4 ttl=5")["code"] == "InvalidArgument");
+    CHECK(ask(c, "get work item7")["value"] == "v3");
+
+    json r = ask(c, "refresh work item7 owner=alice ttl=1m");
+    REQUIRE(r["ok"] == true);
+    CHECK(r["token"] == token);
+    CHECK(r["remainingMs"].get<int64_t>() > 30000);
+    CHECK(ask(c, "refresh work item7 owner=bob")["code"] == "NotLockOwner");
+    CHECK(ask(c, "refresh work item7")["code"] == "InvalidArgument");
+
+    json list = ask(c, "doclocks work");
+    REQUIRE(list["ok"] == true);
+    REQUIRE(list["locks"].size() == 2);
+    CHECK(list["locks"][0]["key"] == "item7");
+    CHECK(list["locks"][0]["owner"] == "alice");
+    CHECK(list["locks"][0]["token"] == token);
+    CHECK(list["locks"][0]["expired"] == false);
+    CHECK(list["locks"][1]["key"] == "item8");
+
+    CHECK(ask(c, "unlock work item7 owner=bob")["code"] == "NotLockOwner");
+    json u = ask(c, "unlock work item7 owner=alice");
+    CHECK(u == json{{"cmd", "unlock"}, {"session", "main"}, {"ok", true}, {"ns", "test.work"},
+                    {"key", "item7"}, {"released", 1}});
+    CHECK(ask(c, "unlock work item7 owner=alice")["code"] == "NotFound");
+    REQUIRE(ask(c, "lock work a owner=carol")["ok"] == true);
+    REQUIRE(ask(c, "lock work b owner=carol")["ok"] == true);
+    json all = ask(c, "unlock owner=carol");
+    CHECK(all == json{{"cmd", "unlock"}, {"session", "main"}, {"ok", true}, {"owner", "carol"},
+                      {"released", 2}});
+    CHECK(ask(c, "doclocks work")["locks"].size() == 1);  // item8's
+    json status = ask(c, "serverstatus documentLocks");
+    CHECK(status["documentLocks"]["acquired"] == 4);
+    CHECK(status["documentLocks"]["released"] == 3);
+    c.finish();
+
+    // The lock collections are data: a new run on the directory sees item8's lock.
+    Result again = json_c(dir.path, "doclocks work; show collections");
+    REQUIRE(again.code == 0);
+    auto o = again.objects();
+    REQUIRE(o.size() == 2);
+    CHECK(o[0]["locks"][0]["key"] == "item8");
+    CHECK(o[1]["collections"] == json::array({"work", "work.lock", "work.lock.owners"}));
+}
+
+TEST_CASE("issue 17: a waiting lock under bg: currentop shows it, unlock wakes it, killop stops it") {
+    Child c({"--memory", "--json"});
+    REQUIRE(ask(c, "create work")["ok"] == true);
+    REQUIRE(ask(c, "lock work k owner=alice ttl=1h")["ok"] == true);
+    REQUIRE(ask(c, "session s2")["ok"] == true);
+    json bg = ask(c, "bg lock work k owner=bob wait=10m");
+    REQUIRE(bg["ok"] == true);
+    const uint64_t opid = bg["opid"].get<uint64_t>();
+    REQUIRE(ask(c, "session main")["ok"] == true);
+    json e = sleepingLock(c, opid);
+    CHECK(e["client"] == "s2");
+    CHECK(e["ns"] == "test.work");
+    CHECK(e["command"]["acquireLock"] == "work");
+    CHECK(e["command"]["key"] == "k");
+    REQUIRE(ask(c, "unlock work k owner=alice")["ok"] == true);
+    json got = ask(c, "wait " + std::to_string(opid));
+    CHECK(got["cmd"] == "lock");
+    CHECK(got["session"] == "s2");
+    REQUIRE(got["ok"] == true);
+    CHECK(got["owner"] == "bob");
+
+    // Another waiter, stopped by killop: nothing changes.
+    json bg2 = ask(c, "bg lock work k owner=carol wait=10m");
+    const uint64_t opid2 = bg2["opid"].get<uint64_t>();
+    sleepingLock(c, opid2);
+    CHECK(ask(c, "killop " + std::to_string(opid2))["ok"] == true);
+    json killed = ask(c, "wait " + std::to_string(opid2));
+    CHECK(killed["ok"] == false);
+    CHECK(killed["code"] == "Interrupted");
+    json list = ask(c, "doclocks work");
+    REQUIRE(list["locks"].size() == 1);
+    CHECK(list["locks"][0]["owner"] == "bob");
+    c.finish();
+}
+
+TEST_CASE("issue 17: bad input for the lock commands: one error each, nothing changed") {
+    Child c({"--memory", "--json"});
+    REQUIRE(ask(c, "create work")["ok"] == true);
+    REQUIRE(ask(c, "put work k v")["ok"] == true);
+    struct Case {
+        std::string command, code, inError;
+    };
+    const std::vector<Case> cases = {
+        {"lock work k ttl=0", "InvalidArgument", "positive"},
+        {"lock work k ttl=-5s", "InvalidArgument", "positive"},
+        {"lock work k ttl=400d", "InvalidArgument", "too long"},
+        {"lock work k ttl=99999999999999999999", "InvalidArgument", "too large"},
+        {"lock work k ttl=9999999999999999d", "InvalidArgument", "too large"},
+        {"lock work k ttl=30x", "InvalidArgument", "unknown unit"},
+        {"lock work k ttl=", "InvalidArgument", "not a number"},
+        {"lock work k wait=-1s", "InvalidArgument", "wait"},
+        {"lock work k owner=", "InvalidArgument", "empty"},
+        {"lock work k owner=a owner=b", "InvalidArgument", "twice"},
+        {"lock work k colour=red", "InvalidArgument", "usage: lock COLL KEY"},
+        {"lock work", "InvalidArgument", "usage: lock COLL KEY"},
+        {"lock nope k", "NamespaceNotFound", "test.nope"},
+        {"lock work.lock k", "InvalidArgument", "lock collection"},
+        {"unlock work k", "InvalidArgument", "owner=ID"},
+        {"unlock work", "InvalidArgument", "usage: unlock"},
+        {"unlock owner=", "InvalidArgument", "empty"},
+        {"unlock work k owner=x", "NotFound", "not locked"},
+        {"refresh work k owner=x ttl=0", "InvalidArgument", "positive"},
+        {"doclocks nope", "NamespaceNotFound", "test.nope"},
+        {"del work k lock=:1", "InvalidArgument", "empty"},
+        {"del work k lock=x:0", "InvalidArgument", "token 0"},
+        {"del work k lock=x:1 lock=x:2", "InvalidArgument", "usage: del COLL KEY"},
+    };
+    for (const Case& cs : cases) {
+        CAPTURE(cs.command);
+        json r = ask(c, cs.command);
+        CHECK(r["ok"] == false);
+        CHECK(r["code"] == cs.code);
+        CHECK(r["error"].get<std::string>().find(cs.inError) != std::string::npos);
+    }
+    CHECK(ask(c, "get work k")["value"] == "v");
+    CHECK(ask(c, "show collections")["collections"] == json::array({"work"}));
+    // Inside a transaction: refused, the transaction goes on.
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    CHECK(ask(c, "lock work k")["code"] == "IllegalOperation");
+    REQUIRE(ask(c, "put work k inside")["ok"] == true);
+    REQUIRE(ask(c, "commit")["ok"] == true);
+    CHECK(ask(c, "get work k")["value"] == "inside");
+    Result r = c.finish();
+    CHECK(r.code == 1);
+}
+
+TEST_CASE("issue 17: the lock commands are in help") {
+    const std::string all = helpUsages();
+    for (const char* usage :
+         {"lock COLL KEY [ttl=30s] [owner=ID] [wait=5s]", "unlock COLL KEY owner=ID | unlock owner=ID",
+          "refresh COLL KEY owner=ID [ttl=30s]", "doclocks COLL",
+          "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME] [lock=OWNER:TOKEN]",
+          "del COLL KEY [lock=OWNER:TOKEN]"})
         CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
 }

@@ -82,6 +82,7 @@ CommandTable makeCommandTable() {
     addAdminCommands(t);
     addOpsCommands(t);
     addTtlCommands(t);
+    addLockCommands(t);
     return t;
 }
 

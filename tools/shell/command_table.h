@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/write_options.h"
 #include "tools/shell/reply.h"
 #include "tools/shell/tokenizer.h"
 
@@ -53,10 +54,16 @@ void addTxnCommands(CommandTable& table);
 void addAdminCommands(CommandTable& table);
 void addOpsCommands(CommandTable& table);
 void addTtlCommands(CommandTable& table);
+void addLockCommands(CommandTable& table);
 
 // `show profile` and `show log` (commands_ops.cpp; `show` is the catalog's).
 Reply showProfile(Shell& sh, const Args& options);
 Reply showLog(Shell& sh, const Args& options);
+
+/// The value of a write's `lock=OWNER:TOKEN` option (commands_locks.cpp):
+/// sets options->fence, whose owner view points into *owner.
+Status parseFenceOption(std::string_view value, engine::WriteOptions* options,
+                        std::string* owner);
 
 std::string lowerCase(std::string_view s);
 

@@ -33,19 +33,29 @@ Reply written(Shell& sh, const Args& a, Status s,
     return r;
 }
 
-// The options after VALUE (put, insert, update): ttl=DURATION or
-// expire_at=TIME, an explicit expiry in a TTL collection (docs/ttl.md).
-// VALUE is always the third argument, whatever it looks like: only the
-// unquoted words after it are options.
-Status writeOptions(Shell& sh, const Args& a, engine::WriteOptions* o) {
-    for (size_t i = 3; i < a.size(); ++i) {
+/// The options after VALUE (after KEY for del): ttl=DURATION or
+/// expire_at=TIME, an explicit expiry in a TTL collection (docs/ttl.md), and
+/// lock=OWNER:TOKEN, a fenced write (docs/document-locks.md). VALUE is always
+/// the third argument, whatever it looks like: only the unquoted words after
+/// it are options. The fence's owner points into *owner.
+Status writeOptions(Shell& sh, const Args& a, size_t from, std::string_view usage,
+                    engine::WriteOptions* o, std::string* owner) {
+    const bool remove = from == 2;
+    for (size_t i = from; i < a.size(); ++i) {
         std::string name, value;
-        if (a[i].quoted || !splitOption(a[i].text, &name, &value) ||
-            (name != "ttl" && name != "expire_at"))
+        if (a[i].quoted || !splitOption(a[i].text, &name, &value))
             return Status::InvalidArgument(fmt::format(
-                "unexpected {} after the value: the options are ttl=DURATION or expire_at=TIME "
-                "(the value is the third argument; quote one that has blanks)",
-                displayBytes(a[i].text, 40)));
+                "unexpected {} after the {}; usage: {} (the value is the third argument; quote "
+                "one that has blanks)",
+                displayBytes(a[i].text, 40), remove ? "key" : "value", usage));
+        if (name == "lock") {
+            if (Status s = parseFenceOption(value, o, owner); !s.ok())
+                return s;
+            continue;
+        }
+        if (remove || (name != "ttl" && name != "expire_at"))
+            return Status::InvalidArgument(
+                fmt::format("unknown option {}=; usage: {}", displayBytes(name, 40), usage));
         if (o->expireAtMs)
             return Status::InvalidArgument("give one expiry: ttl=DURATION or expire_at=TIME");
         if (name == "expire_at") {
@@ -67,27 +77,57 @@ Status writeOptions(Shell& sh, const Args& a, engine::WriteOptions* o) {
     return Status::OK();
 }
 
-using WriteFn = Status (Session::*)(std::string_view, std::string_view, std::string_view,
-                                    const engine::WriteOptions&);
+enum class Write { kPut, kInsert, kUpdate, kDelete };
 
-Reply writeWith(Shell& sh, const Args& a, WriteFn fn) {
-    engine::WriteOptions o;
-    if (Status s = writeOptions(sh, a, &o); !s.ok())
+Reply write(Shell& sh, const Args& a, Write op, std::string_view usage) {
+    const size_t positional = op == Write::kDelete ? 2 : 3;
+    engine::WriteOptions options;
+    std::string owner;
+    if (Status s = writeOptions(sh, a, positional, usage, &options, &owner); !s.ok())
         return Reply::error(s);
-    return written(sh, a, (sh.session().*fn)(sh.ns(a[0]), a[1].text, a[2].text, o), o);
+    Session& session = sh.session();
+    const std::string ns = sh.ns(a[0]);
+    const std::string_view key = a[1].text;
+    const std::string_view value = op == Write::kDelete ? std::string_view() : a[2].text;
+    // Without options, the plain overloads (the common path).
+    const bool plain = !options.fence && !options.expireAtMs;
+    Status s;
+    switch (op) {
+        case Write::kPut:
+            s = plain ? session.put(ns, key, value) : session.put(ns, key, value, options);
+            break;
+        case Write::kInsert:
+            s = plain ? session.insert(ns, key, value) : session.insert(ns, key, value, options);
+            break;
+        case Write::kUpdate:
+            s = plain ? session.update(ns, key, value) : session.update(ns, key, value, options);
+            break;
+        case Write::kDelete:
+            s = plain ? session.remove(ns, key) : session.remove(ns, key, options);
+            break;
+    }
+    return written(sh, a, std::move(s), options);
 }
+
+constexpr std::string_view kPutUsage =
+    "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME] [lock=OWNER:TOKEN]";
+constexpr std::string_view kInsertUsage =
+    "insert COLL KEY VALUE [ttl=DURATION | expire_at=TIME] [lock=OWNER:TOKEN]";
+constexpr std::string_view kUpdateUsage =
+    "update COLL KEY VALUE [ttl=DURATION | expire_at=TIME] [lock=OWNER:TOKEN]";
+constexpr std::string_view kDelUsage = "del COLL KEY [lock=OWNER:TOKEN]";
 
 Reply put(Shell& sh, const Args& a) {
-    return writeWith(sh, a, &Session::put);
+    return write(sh, a, Write::kPut, kPutUsage);
 }
 Reply insert(Shell& sh, const Args& a) {
-    return writeWith(sh, a, &Session::insert);
+    return write(sh, a, Write::kInsert, kInsertUsage);
 }
 Reply update(Shell& sh, const Args& a) {
-    return writeWith(sh, a, &Session::update);
+    return write(sh, a, Write::kUpdate, kUpdateUsage);
 }
 Reply del(Shell& sh, const Args& a) {
-    return written(sh, a, sh.session().remove(sh.ns(a[0]), a[1].text));
+    return write(sh, a, Write::kDelete, kDelUsage);
 }
 
 Reply get(Shell& sh, const Args& a) {
@@ -209,14 +249,16 @@ Reply delrange(Shell& sh, const Args& a) {
 }  // namespace
 
 void addDataCommands(CommandTable& t) {
-    // [ttl=DURATION | expire_at=TIME]: an explicit expiry in a TTL collection.
-    t.add({"put", "put COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
-           "insert or overwrite KEY (upsert)", 3, 4, put});
-    t.add({"insert", "insert COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
-           "insert KEY; DuplicateKey if it exists", 3, 4, insert});
-    t.add({"update", "update COLL KEY VALUE [ttl=DURATION | expire_at=TIME]",
-           "overwrite KEY; NotFound if it does not exist", 3, 4, update});
-    t.add({"del", "del COLL KEY", "delete KEY; NotFound if it does not exist", 2, 2, del});
+    // ttl=/expire_at=: an explicit expiry in a TTL collection; lock=: a fenced write.
+    t.add({std::string("put"), std::string(kPutUsage),
+           "insert or overwrite KEY (upsert); lock= only while that document lock holds", 3, 5,
+           put});
+    t.add({std::string("insert"), std::string(kInsertUsage),
+           "insert KEY; DuplicateKey if it exists", 3, 5, insert});
+    t.add({std::string("update"), std::string(kUpdateUsage),
+           "overwrite KEY; NotFound if it does not exist", 3, 5, update});
+    t.add({std::string("del"), std::string(kDelUsage), "delete KEY; NotFound if it does not exist",
+           2, 3, del});
     t.add({"get", "get COLL KEY", "the value of KEY in this session's snapshot", 2, 2, get});
     t.add({"scan", "scan COLL [FROM [TO]] [limit N] [reverse]",
            "keys from FROM to TO (inclusive) in order, as a table", 1, 6, scan});

@@ -134,10 +134,14 @@ Reply currentop(Shell& sh, const Args& a) {
     for (const Json& e : doc["inprog"]) {
         const bool idle = e.value("type", "") == "idleSession";
         std::string lock = "-";
+        bool waiting = e.value("waitingForLock", false);
         if (e.contains("lockWaitingFor")) {
             const Json& w = e["lockWaitingFor"];
             lock = fmt::format("{} on {} {}", w.value("mode", "?"), w.value("type", "?"),
                                w.value("resource", "?"));
+        } else if (e.value("waitingForDocumentLock", false)) {
+            waiting = true;
+            lock = "document lock " + e["command"].value("key", std::string("?"));
         }
         r.lines.push_back(fmt::format(
             "{:>8}  {:<12} {:<8} {:<24} {:>5}  {:<7} {}",
@@ -145,7 +149,7 @@ Reply currentop(Shell& sh, const Args& a) {
             e.value("client", ""), idle ? std::string("idle") : e.value("op", ""),
             idle ? std::string("-") : e.value("ns", ""),
             idle ? std::string("-") : std::to_string(e.value("secs_running", int64_t{0})),
-            e.value("waitingForLock", false) ? "yes" : "no", lock));
+            waiting ? "yes" : "no", lock));
     }
     if (doc["inprog"].empty())
         r.lines = {"(no operation running)"};
