@@ -53,6 +53,7 @@ struct WallClock {
 EngineOptions withClock(WallClock& clock, EngineOptions o = {}) {
     o.wallClock = clock.fn();
     o.historySweepInterval = 0ms;
+    o.ttlMonitorSleep = 0ms;  // TTL passes run when a test says (runTtlPass)
     return o;
 }
 
@@ -724,7 +725,7 @@ TEST_CASE("a waiter sleeps (currentOp shows it) and is woken by the release") {
     CHECK(documentLocksStatus(*engine)["waits"] == 1);
 }
 
-TEST_CASE("a waiter is woken by expiry: the clock passes it, then the expired lock is removed") {
+TEST_CASE("a waiter is woken by expiry: the clock passes it, then the TTL monitor removes it") {
     WallClock clock;
     auto engine = openWork(clock);
     auto holder = engine->openSession();
@@ -734,9 +735,11 @@ TEST_CASE("a waiter is woken by expiry: the clock passes it, then the expired lo
     std::thread t([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
     waitForSleeper(*engine, "item1");
     clock.advance(1h);
-    // What the TTL monitor does to a forgotten lock: one delete.
-    auto monitor = engine->openSession();
-    REQUIRE_OK(monitor->remove(kLockNs, "item1"));
+    // The lock collections are TTL collections: a pass deletes the
+    // forgotten lock and its owner index entry, and that commit wakes the waiter.
+    auto pass = engine->runTtlPass();
+    REQUIRE_OK(pass.status());
+    CHECK(pass.value().deleted == 2);
     t.join();
     REQUIRE_OK(got.status());
     CHECK(got.value().entry.owner == "bob");
@@ -889,6 +892,16 @@ TEST_CASE("locks reach a replica through the oplog, and their release too") {
     REQUIRE_OK(applier.value()->waitApplied(p->lastCommitTs(), 30s));
     CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item1").status(), StatusCode::kNotFound);
     CHECK(DocumentLocks(*s).inspect(kNs, "item2").value().entry == m.entry);
+
+    // bob forgets item2: the primary's TTL monitor removes it, and the
+    // replica learns it from the oplog (its own engine never deletes).
+    clock.advance(61s);
+    auto pass = primary->runTtlPass();
+    REQUIRE_OK(pass.status());
+    CHECK(pass.value().deleted == 2);  // the lock entry and its owner index entry
+    REQUIRE_OK(applier.value()->waitApplied(primary->timestamps().allDurable, 30s));
+    CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item2").status(), StatusCode::kNotFound);
+    CHECK(getOr(*s, kOwnersNs, kFencingMarkKey) == getOr(*p, kOwnersNs, kFencingMarkKey));
     applier.value()->stop();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 
 #include "engine/document_locks.h"
@@ -11,7 +12,7 @@
 #include "engine/session.h"
 #include "tools/shell/bytes.h"
 #include "tools/shell/command_table.h"
-#include "tools/shell/duration.h"
+#include "tools/shell/time_text.h"
 #include "tools/shell/shell.h"
 
 namespace mvkv::tools {
@@ -45,10 +46,11 @@ Status durationOption(const std::map<std::string, std::string>& opts, const std:
     auto it = opts.find(name);
     if (it == opts.end())
         return Status::OK();
-    auto d = parseDuration(it->second, name);
-    if (!d.ok())
-        return d.status();
-    *out = d.value();
+    // The engine says what range a lock's ttl and wait take.
+    auto ms = parseDurationMs(it->second, name, std::numeric_limits<int64_t>::max());
+    if (!ms.ok())
+        return ms.status();
+    *out = std::chrono::milliseconds(ms.value());
     return Status::OK();
 }
 

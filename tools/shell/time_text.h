@@ -1,6 +1,6 @@
 // time_text: durations and wall-clock times as the shell reads and shows
 // them (TTL collections: `create COLL expire_after=30s`, `put ... ttl=5m`,
-// `put ... expire_at=...`).
+// `put ... expire_at=...`; document locks: `lock ... ttl=30s wait=5s`).
 //
 // - A duration is digits with an optional unit: ms, s, m, h or d; bare
 //   digits are seconds (MongoDB's expireAfterSeconds). No sign, no fraction.
