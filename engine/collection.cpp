@@ -11,6 +11,7 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       lockNs_(std::move(lockNs)),
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
+      profile_(ns_.coll() == Namespace::kProfileColl),
       tree_(epochs),
       expireAfterSeconds_(options.expireAfterSeconds.value_or(0)) {}
 

@@ -64,6 +64,8 @@ class Collection {
     /// A capped collection's order and write mutex (engine/capped_state.h);
     /// null for an ordinary collection.
     CappedState* capped() const { return capped_.get(); }
+    /// `<db>.system.profile`: only the profiler (and oplog apply) write it.
+    bool isProfile() const { return profile_; }
     const BTree& tree() const { return tree_; }
     /// For KeySlot, the writers' view of a key.
     BTree& tree() { return tree_; }
@@ -95,6 +97,7 @@ class Collection {
     const lockmgr::LockNamespace lockNs_;
     const CollectionOptions options_;
     const std::unique_ptr<CappedState> capped_;
+    const bool profile_;
     BTree tree_;
     std::atomic<int64_t> expireAfterSeconds_;
     std::atomic<bool> dropped_{false};

@@ -635,6 +635,12 @@ Status Session::stampTtlValue(WriteOp op, const Collection& coll, const WriteOpt
 
 Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
                             std::string_view value) {
+    if (coll.isProfile() && monitored_.load(std::memory_order_relaxed) && !applyingOplog_)
+        [[unlikely]]
+        return Status::IllegalOperation(fmt::format(
+            "cannot write to '{}': the profiler writes it (read it, drop it, or set profiling "
+            "level 0)",
+            printable(coll.ns().ns())));
     if (CappedState* capped = coll.capped()) [[unlikely]] {
         if (!applyingOplog_)
             return writeCapped(op, coll, key, value);
