@@ -73,7 +73,7 @@ class Cursor {
     uint64_t generation_;
     BTree::Cursor treeCursor_;
     bool valid_ = false;
-    std::string value_;        // as stored
+    std::string value_;       // as stored
     size_t valueOffset_ = 0;  // where the caller's bytes start in value_ (a TTL header's size)
     mvcc::Timestamp ts_ = mvcc::kNoTimestamp;
 };

@@ -384,7 +384,7 @@ class Session {
     historystore::HistoryStore::Reader& historyReader();
     std::unique_ptr<historystore::HistoryStore::Reader> historyReader_;
     std::vector<PendingWrite> pending_;
-    std::string ttlValue_;  // a TTL write's stored value (reused)
+    std::string ttlValue_;    // a TTL write's stored value (reused)
     std::string logPayload_;  // the oplog record being built (reused: no allocation per commit)                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;

@@ -316,16 +316,15 @@ Status Session::scan(std::string_view ns, const ScanOptions& options,
                      const std::function<bool(std::string_view, std::string_view)>& visit) {
     OpScope scope(*this, describeRange(CurOpType::kQuery, "find", ns, options.range));
     uint64_t returned = 0;
-    return scope.finish(walkRange(ns, LockMode::kIS, options.range, options.reverse,
-                                  [&](Collection& coll, std::string_view k, std::string_view v,
-                                      bool* stop) {
-                                      curOp_.add(curOp_.nreturned);
-                                      ++returned;
-                                      if (!visit(k, coll.userValue(v)) ||
-                                          (options.limit != 0 && returned >= options.limit))
-                                          *stop = true;
-                                      return Status::OK();
-                                  }));
+    return scope.finish(walkRange(
+        ns, LockMode::kIS, options.range, options.reverse,
+        [&](Collection& coll, std::string_view k, std::string_view v, bool* stop) {
+            curOp_.add(curOp_.nreturned);
+            ++returned;
+            if (!visit(k, coll.userValue(v)) || (options.limit != 0 && returned >= options.limit))
+                *stop = true;
+            return Status::OK();
+        }));
 }
 
 StatusWith<uint64_t> Session::count(std::string_view ns, const KeyRange& range) {

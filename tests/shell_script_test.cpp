@@ -1708,7 +1708,9 @@ TEST_CASE("issue 16: a bg command that never reaches the engine leaves its opid 
 // ---- issue 17: TTL collections (create ... expire_after=, put ... ttl= /
 // expire_at=, get's expiresAt, collmod, ttl, ttl run) ----
 
-TEST_CASE("issue 17: TTL collections: create, explicit expiries, ttl run deletes what expired, collmod, a reopen keeps them") {
+TEST_CASE(
+    "issue 17: TTL collections: create, explicit expiries, ttl run deletes what expired, collmod, "
+    "a reopen keeps them") {
     TempDir dir("mvkv-shell");
     Result r = json_c(dir.path,
                       "create locks expire_after=0; create cache expire_after=1h; "
@@ -1746,7 +1748,8 @@ TEST_CASE("issue 17: TTL collections: create, explicit expiries, ttl run deletes
     CHECK(o[13]["found"] == false);
 
     // A second run on the same directory: the options and the expiries.
-    Result again = json_c(dir.path, "get cache k; get locks b; status collections; serverstatus metrics");
+    Result again =
+        json_c(dir.path, "get cache k; get locks b; status collections; serverstatus metrics");
     CHECK(again.code == 0);
     auto a = again.objects();
     REQUIRE(a.size() == 4);
@@ -1757,8 +1760,9 @@ TEST_CASE("issue 17: TTL collections: create, explicit expiries, ttl run deletes
     CHECK(a[3]["metrics"]["ttl"].contains("deletedDocuments"));
 
     // Human lines.
-    Result h = human_c(dir.path, "create h expire_after=90; put h k v expire_at=2030-01-31T12:00:00Z; "
-                                 "get h k; ttl run; collmod h expire_after=2m");
+    Result h = human_c(dir.path,
+                       "create h expire_after=90; put h k v expire_at=2030-01-31T12:00:00Z; "
+                       "get h k; ttl run; collmod h expire_after=2m");
     CHECK(h.code == 0);
     CHECK(h.out.find("created TTL collection test.h: entries expire 90 s after their write") !=
           std::string::npos);
@@ -1802,7 +1806,8 @@ TEST_CASE("issue 17: bad TTL input: one error each, nothing changed") {
     std::string script;
     for (const Case& c : cases)
         script += c.command + "\n";
-    Result r = run({dir.path, "--json", "-c", script + "get t k\nshow collections\nstatus collections\n"});
+    Result r =
+        run({dir.path, "--json", "-c", script + "get t k\nshow collections\nstatus collections\n"});
     CHECK(r.code == 1);
     auto o = r.objects();
     REQUIRE(o.size() == cases.size() + 3);

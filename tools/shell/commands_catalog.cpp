@@ -70,14 +70,14 @@ Status createOptions(const Args& a, engine::CollectionOptions* o) {
             continue;
         }
         std::string name, value;
-        const bool known = splitOption(a[i].text, &name, &value) &&
-                           (name == "expire_after" || (o->capped && (name == "size" || name == "max")));
+        const bool known =
+            splitOption(a[i].text, &name, &value) &&
+            (name == "expire_after" || (o->capped && (name == "size" || name == "max")));
         if (!known)
             return Status::InvalidArgument(fmt::format(
                 "unexpected {}; usage: {}", displayBytes(a[i].text, 40), kCreateUsage));
         if (name == "expire_after") {
-            auto ms = parseDurationMs(value, "expire_after",
-                                      engine::kMaxExpireAfterSeconds * 1000);
+            auto ms = parseDurationMs(value, "expire_after", engine::kMaxExpireAfterSeconds * 1000);
             if (!ms.ok())
                 return ms.status();
             if (ms.value() % 1000 != 0)

@@ -15,8 +15,7 @@ namespace {
 
 using engine::Session;
 
-Reply written(Shell& sh, const Args& a, Status s,
-              const engine::WriteOptions& options = {}) {
+Reply written(Shell& sh, const Args& a, Status s, const engine::WriteOptions& options = {}) {
     if (!s.ok())
         return Reply::error(std::move(s));
     Reply r;
@@ -149,11 +148,11 @@ Reply get(Shell& sh, const Args& a) {
         // An expired entry stays readable until a TTL pass deletes it.
         r.fields["expiresAt"] = *expiresAt;
         const int64_t left = *expiresAt - sh.engine().wallClockMs();
-        r.lines.push_back(left > 0 ? fmt::format("(expires at {}, in {} ms)",
-                                                 formatUtcTime(*expiresAt), left)
-                                   : fmt::format("(expired at {}, {} ms ago; the next TTL pass "
-                                                 "deletes it)",
-                                                 formatUtcTime(*expiresAt), -left));
+        r.lines.push_back(
+            left > 0 ? fmt::format("(expires at {}, in {} ms)", formatUtcTime(*expiresAt), left)
+                     : fmt::format("(expired at {}, {} ms ago; the next TTL pass "
+                                   "deletes it)",
+                                   formatUtcTime(*expiresAt), -left));
     }
     return r;
 }
