@@ -13,6 +13,7 @@ Collection::Collection(uint32_t id, Namespace ns, lockmgr::LockNamespace lockNs,
       lockNs_(std::move(lockNs)),
       options_(options),
       capped_(options.capped ? std::make_unique<CappedState>(options) : nullptr),
+      profile_(ns_.coll() == Namespace::kProfileColl),
       lockCollection_(wakesLockWaiters(ns_.coll())),
       tree_(epochs) {}
 

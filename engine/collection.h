@@ -42,6 +42,8 @@ class Collection {
     /// A capped collection's order and write mutex (engine/capped_state.h);
     /// null for an ordinary collection.
     CappedState* capped() const { return capped_.get(); }
+    /// `<db>.system.profile`: only the profiler (and oplog apply) write it.
+    bool isProfile() const { return profile_; }
     /// A document lock collection (its name ends in ".lock":
     /// engine/document_lock_entry.h): commits that remove or rewrite its
     /// entries wake waiting acquisitions. Decided by name so that a
@@ -78,6 +80,7 @@ class Collection {
     const lockmgr::LockNamespace lockNs_;
     const CollectionOptions options_;
     const std::unique_ptr<CappedState> capped_;
+    const bool profile_;
     const bool lockCollection_;
     BTree tree_;
     std::atomic<bool> dropped_{false};

@@ -102,11 +102,14 @@ OpSnapshot CurOp::copy() const {
     return s;
 }
 
-std::optional<OpSnapshot> CurOp::snapshot(std::atomic<uint64_t>& opidCounter) {
+std::optional<OpSnapshot> CurOp::snapshot(std::atomic<uint64_t>& opidCounter,
+                                          const std::function<void()>& whileHeld) {
     if (!lockForRead())
         return std::nullopt;
     OpSnapshot s = copy();
     s.opid = ensureOpid(opidCounter);
+    if (whileHeld)
+        whileHeld();
     unlockRead();
     return s;
 }

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -125,8 +126,12 @@ class CurOp {
 
     // ---- any thread ----
 
-    /// A copy of the running operation; nullopt when idle.
-    std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter);
+    /// A copy of the running operation; nullopt when idle. `whileHeld`
+    /// (when given) runs while the operation cannot end, so what it gathers
+    /// (the operation's lock stats, its held locks) is this operation's and
+    /// not the next one's; it must be brief and must not wait for the owner.
+    std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter,
+                                       const std::function<void()>& whileHeld = {});
     /// If the running operation has opid `opid`: marks it killed and runs
     /// `interrupt` while it cannot end, and returns true.
     template <typename F>

@@ -41,6 +41,10 @@ Status OperationContext::lockCollection(std::string_view ns, lockmgr::LockMode m
         if (!locks_->status().ok())
             return locks_->status();
     }
+    // A kill that came before the locks (granted at once, with no wait to
+    // notice it) stops the operation here, before it reads or writes.
+    if (Status s = session_.checkInterrupted(); !s.ok()) [[unlikely]]
+        return s;
     if (cached && !(*cached)->dropped()) {
         shared_ = cached;
     } else {

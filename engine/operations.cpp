@@ -14,18 +14,22 @@ std::string Engine::currentOp(bool all) {
     std::vector<SessionView> views;
     ops_.forEach([&](Session& s) {
         SessionView v;
-        v.op = s.curOp_.snapshot(ops_.opidCounter());
+        v.lockerId = s.locker_.id();
+        // The running operation's lock figures and held locks are read while
+        // it cannot end, so they are never the next operation's.
+        v.op = s.curOp_.snapshot(ops_.opidCounter(), [&] {
+            v.lockStats = s.locker_.operationStats();
+            v.locks = lockManager_.dumpLocker(v.lockerId);
+            v.waitingForDocumentLock = s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
+        });
         v.txnOpen = s.txnDesc_.open.load(std::memory_order_acquire);
         if (!v.op && !(all && v.txnOpen))
             return;
         v.connectionId = s.id_;
         v.client = s.name_;
         v.nowMicros = clock_.now();
-        v.lockerId = s.locker_.id();
-        v.waitingForDocumentLock = s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
-        if (v.op)
-            v.lockStats = s.locker_.operationStats();
-        v.locks = lockManager_.dumpLocker(v.lockerId);
+        if (!v.op)  // an idle open transaction: the locks it holds
+            v.locks = lockManager_.dumpLocker(v.lockerId);
         if (v.txnOpen) {
             v.txnId = s.txnDesc_.txnId.load(std::memory_order_relaxed);
             v.readTs = s.txnDesc_.readTs.load(std::memory_order_relaxed);

@@ -563,6 +563,12 @@ Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
 
 Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
                             std::string_view value) {
+    if (coll.isProfile() && monitored_.load(std::memory_order_relaxed) && !applyingOplog_)
+        [[unlikely]]
+        return Status::IllegalOperation(fmt::format(
+            "cannot write to '{}': the profiler writes it (read it, drop it, or set profiling "
+            "level 0)",
+            printable(coll.ns().ns())));
     if (CappedState* capped = coll.capped()) [[unlikely]] {
         if (!applyingOplog_)
             return writeCapped(op, coll, key, value);

@@ -215,15 +215,27 @@ TEST_CASE("capped: stats show the caps, the bytes and the count") {
     CHECK_FALSE(j["collections"]["db.plain"].contains("maxSize"));
 }
 
-TEST_CASE("capped: system.profile can be created by the engine itself, capped") {
+TEST_CASE("capped: system.profile can be created by the engine itself, capped; users cannot "
+          "write it") {
     auto e = openEngine();
     REQUIRE_OK(e->createCollection("app.system.profile", capped(1 << 20)));
     CHECK_CODE(e->createCollection("app.system.other", capped(1 << 20)),
                StatusCode::kInvalidArgument);  // other system. names stay reserved
     auto s = e->openSession();
-    REQUIRE_OK(s->insert("app.system.profile", "0001", "{}"));
-    CHECK(scanAll(*s, "app.system.profile") == "0001={}");
-    CHECK(e->listCollections("app") == std::vector<std::string>{"system.profile"});
+    // Only the profiler writes it (as in MongoDB): puts, removes and range
+    // removes by a client are refused and change nothing.
+    CHECK_CODE(s->insert("app.system.profile", "0001", "{}"), StatusCode::kIllegalOperation);
+    CHECK_CODE(s->put("app.system.profile", "0001", "{}"), StatusCode::kIllegalOperation);
+    REQUIRE_OK(e->profiler().setLevel("app", 2).status());
+    REQUIRE_OK(s->createCollection("app.c"));
+    REQUIRE_OK(s->put("app.c", "k", "v"));
+    REQUIRE_OK(e->profiler().setLevel("app", 0).status());
+    auto before = s->count("app.system.profile");
+    REQUIRE_OK(before.status());
+    CHECK(before.value() >= 1);
+    CHECK_CODE(s->removeRange("app.system.profile", {}).status(), StatusCode::kIllegalOperation);
+    CHECK(s->count("app.system.profile").value() == before.value());
+    CHECK(e->listCollections("app") == std::vector<std::string>{"c", "system.profile"});
 }
 
 TEST_CASE("capped: a restart from the log alone keeps the options, content and order") {
@@ -329,7 +341,7 @@ TEST_CASE("capped: 4 writers and 2 readers; no snapshot over the cap, runs kept,
     auto e = openEngine();
     constexpr int64_t kCap = 2000;
     constexpr int64_t kMax = 40;
-    const std::string ns = "app.system.profile";  // as the profiler will use it
+    const std::string ns = "app.log";  // a capped collection as the profiler uses one
     REQUIRE_OK(e->createCollection(ns, capped(kCap, kMax)));
     constexpr int kWriters = 4;
     constexpr int kPerWriter = 300;

@@ -550,6 +550,23 @@ TEST_CASE("killOp: opid 0 is InvalidArgument; a finished or unknown opid is NotF
     CHECK(inprog(*engine).empty());
 }
 
+TEST_CASE("killOp of a reserved opid: the read or write that takes it stops before it acts") {
+    auto engine = openEngine();
+    auto s = engine->openSession();
+    REQUIRE_OK(s->createCollection("app.c"));
+    REQUIRE_OK(s->put("app.c", "k", "v"));
+    // Its locks are granted at once (no wait to notice the kill): the
+    // operation still stops before it reads or writes anything.
+    REQUIRE_OK(engine->killOp(s->reserveOpid()));
+    CHECK_CODE(s->get("app.c", "k").status(), StatusCode::kInterrupted);
+    REQUIRE_OK(engine->killOp(s->reserveOpid()));
+    CHECK_CODE(s->put("app.c", "k", "killed"), StatusCode::kInterrupted);
+    CHECK(s->get("app.c", "k").value() == "v");
+    REQUIRE_OK(engine->killOp(s->reserveOpid()));
+    CHECK_CODE(s->removeRange("app.c", {}).status(), StatusCode::kInterrupted);
+    CHECK(s->count("app.c").value() == 1);
+}
+
 // ---------------------------------------------------------------------------
 // 6. Yielding, single-threaded parts
 // ---------------------------------------------------------------------------
