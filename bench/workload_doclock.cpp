@@ -109,8 +109,7 @@ Measurement runContended(engine::Engine& e, const BenchConfig& config, bool wait
             if (wait)
                 o.wait = std::chrono::seconds(10);
             return [session = std::shared_ptr<engine::Session>(e.openSession()), o, wait,
-                    rng = Rng(config.seed + 31 * uint64_t(index)),
-                    key = std::string()]() mutable {
+                    rng = Rng(config.seed + 31 * uint64_t(index)), key = std::string()]() mutable {
                 key = "shared-" + std::to_string(rng.below(kSharedKeys));
                 engine::DocumentLocks locks(*session);
                 auto got = locks.acquire(kNs, key, o);

@@ -41,8 +41,8 @@ Status checkOwner(std::string_view owner) {
         return Status::InvalidArgument(
             "the lock owner is empty; give a non-empty owner, or none to have one generated");
     if (owner.size() > kMaxOwnerBytes)
-        return Status::InvalidArgument(fmt::format(
-            "the lock owner is {} bytes; the limit is {}", owner.size(), kMaxOwnerBytes));
+        return Status::InvalidArgument(fmt::format("the lock owner is {} bytes; the limit is {}",
+                                                   owner.size(), kMaxOwnerBytes));
     if (owner.find('\0') != std::string_view::npos)
         return Status::InvalidArgument(
             "the lock owner contains a NUL byte, which separates owner and key in the owner "

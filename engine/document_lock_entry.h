@@ -50,7 +50,9 @@ std::string ownerIndexName(std::string_view ns);
 /// those are not locked themselves.
 bool isLockCollectionName(std::string_view coll);
 /// A lock collection whose committed changes wake waiting acquisitions.
-inline bool wakesLockWaiters(std::string_view coll) { return coll.ends_with(".lock"); }
+inline bool wakesLockWaiters(std::string_view coll) {
+    return coll.ends_with(".lock");
+}
 /// The owner index key of `owner`'s lock on `key`, and the prefix of all of
 /// `owner`'s keys.
 std::string ownerKey(std::string_view owner, std::string_view key);

@@ -22,7 +22,7 @@ struct DocumentLockCounters {
     std::atomic<uint64_t> takeovers{0};  // acquisitions of an expired lock still present
     std::atomic<uint64_t> released{0};   // by release and releaseAll
     std::atomic<uint64_t> refreshed{0};
-    std::atomic<uint64_t> lockLost{0};   // fenced writes and refreshes that found the lock gone
+    std::atomic<uint64_t> lockLost{0};  // fenced writes and refreshes that found the lock gone
 
     void add(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 };

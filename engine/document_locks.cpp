@@ -26,9 +26,9 @@ Status checkTtl(std::chrono::milliseconds ttl) {
             "refreshed",
             ttl.count()));
     if (ttl > kMaxLockTtl)
-        return Status::InvalidArgument(fmt::format(
-            "a lock's ttl of {} ms is too long; the limit is {} ms (365 days)", ttl.count(),
-            kMaxLockTtl.count()));
+        return Status::InvalidArgument(
+            fmt::format("a lock's ttl of {} ms is too long; the limit is {} ms (365 days)",
+                        ttl.count(), kMaxLockTtl.count()));
     return Status::OK();
 }
 
@@ -83,8 +83,8 @@ StatusWith<std::string> DocumentLocks::generateOwner() {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return Status::IOError(fmt::format("cannot generate a lock owner: getrandom: {}",
-                                               std::strerror(errno)));
+            return Status::IOError(
+                fmt::format("cannot generate a lock owner: getrandom: {}", std::strerror(errno)));
         }
         got += static_cast<size_t>(n);
     }
@@ -292,8 +292,7 @@ StatusWith<LockInfo> DocumentLocks::acquire(std::string_view ns, std::string_vie
                 return s;
             }
             if (a.needTokens) {
-                if (Status r = state.tokens.refill(session_, t.value().lockNs,
-                                                   t.value().ownersNs);
+                if (Status r = state.tokens.refill(session_, t.value().lockNs, t.value().ownersNs);
                     !r.ok())
                     return r;
                 continue;
@@ -307,8 +306,8 @@ StatusWith<LockInfo> DocumentLocks::acquire(std::string_view ns, std::string_vie
             const auto now = std::chrono::steady_clock::now();
             const int64_t expiresIn = a.holder->expiresAtMs - engine_.wallClockMs();
             auto until = deadline.when();
-            if (expiresIn < std::chrono::duration_cast<std::chrono::milliseconds>(until - now)
-                                .count())
+            if (expiresIn <
+                std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count())
                 until = now + std::chrono::milliseconds(std::max<int64_t>(expiresIn, 1));
             if (!waited) {
                 waited = true;
@@ -421,17 +420,16 @@ StatusWith<uint64_t> DocumentLocks::releaseAll(std::string_view owner) {
     }();
     result = scope.finish(std::move(result));
     if (!result.ok())
-        return released == 0 ? result
-                             : Status(result.code(),
-                                      fmt::format("{} (after releasing {} locks, which stay "
-                                                  "released)",
-                                                  result.message(), released));
+        return released == 0
+                   ? result
+                   : Status(result.code(), fmt::format("{} (after releasing {} locks, which stay "
+                                                       "released)",
+                                                       result.message(), released));
     return released;
 }
 
 StatusWith<LockInfo> DocumentLocks::refresh(std::string_view ns, std::string_view key,
-                                            std::string_view owner,
-                                            std::chrono::milliseconds ttl) {
+                                            std::string_view owner, std::chrono::milliseconds ttl) {
     OpScope scope(session_, {CurOpType::kCommand, "refreshLock", ns, key});
     DocumentLockState& state = engine_.docLockState();
     LockInfo refreshed;

@@ -107,8 +107,8 @@ class DocumentLocks {
     /// NotFound when the key is not locked; NotLockOwner when another owner
     /// holds it; LockLost when `owner`'s lock expired (even if nobody took
     /// it over yet: acquire again, for a new token).
-    StatusWith<LockInfo> refresh(std::string_view ns, std::string_view key,
-                                 std::string_view owner, std::chrono::milliseconds ttl);
+    StatusWith<LockInfo> refresh(std::string_view ns, std::string_view key, std::string_view owner,
+                                 std::chrono::milliseconds ttl);
     /// The lock on `key` (expired ones too, until removed); NotFound when
     /// there is none.
     StatusWith<LockInfo> inspect(std::string_view ns, std::string_view key);
@@ -124,8 +124,8 @@ class DocumentLocks {
     struct Attempt;
     StatusWith<Target> target(std::string_view ns, std::string_view key, bool needsNs);
     Status createLockCollections(const Target& t);
-    Status attemptAcquire(const Target& t, const std::string& owner,
-                          std::chrono::milliseconds ttl, Attempt* out);
+    Status attemptAcquire(const Target& t, const std::string& owner, std::chrono::milliseconds ttl,
+                          Attempt* out);
     /// The checks release and refresh share, then target().
     StatusWith<Target> holderTarget(std::string_view ns, std::string_view key,
                                     std::string_view owner, std::string_view what);

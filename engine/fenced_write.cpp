@@ -17,9 +17,9 @@ Status Session::checkFence(std::string_view ns, std::string_view key, const Writ
         return Status::NamespaceNotFound(fmt::format("collection {} does not exist", ns));
     const std::string lockNs = lockCollectionName(ns);
     const std::string where = fmt::format("{} key '{}'", ns, printable(key));
-    const std::string lost = fmt::format(
-        "the lock of owner {} with token {} on {} no longer holds: ", fence.owner, fence.token,
-        where);
+    const std::string lost =
+        fmt::format("the lock of owner {} with token {} on {} no longer holds: ", fence.owner,
+                    fence.token, where);
     auto e = readLockEntry(*this, lockNs, key);
     if (!e.ok())
         return e.status();
@@ -39,9 +39,9 @@ Status Session::checkFence(std::string_view ns, std::string_view key, const Writ
                                lock->token > fence.token ? "later" : "different", lock->token));
     const int64_t now = engine_.wallClockMs();
     if (lock->expiresAtMs <= now)
-        return Status::LockLost(
-            lost + fmt::format("it expired at {} ({} ms ago); nothing was written",
-                               isoDateMs(lock->expiresAtMs), now - lock->expiresAtMs));
+        return Status::LockLost(lost +
+                                fmt::format("it expired at {} ({} ms ago); nothing was written",
+                                            isoDateMs(lock->expiresAtMs), now - lock->expiresAtMs));
     return Status::OK();
 }
 
@@ -66,8 +66,7 @@ Status Session::fencedWrite(WriteOp op, std::string_view ns, std::string_view ke
         // Unchanged, but a write: a take-over or release of this lock that
         // commits meanwhile now conflicts with us (snapshot isolation alone
         // would let both commit).
-        return put(lockCollectionName(ns), key, encodeLockEntry(lock),
-                   lockEntryWriteOptions(lock));
+        return put(lockCollectionName(ns), key, encodeLockEntry(lock), lockEntryWriteOptions(lock));
     };
     // Inside a transaction the check joins it; a failed check writes nothing.
     Status s = explicit_ ? body() : withTransaction([&](Session&) { return body(); });

@@ -61,8 +61,8 @@ Status FencingTokens::refill(Session& session, std::string_view lockNs, std::str
             "{}'s fencing high-water mark {} leaves no tokens to hand out", ownersNs, limit));
     // The mark is committed before any token above the old one goes out.
     const uint64_t mark = limit + kBlock;
-    if (Status p = session.put(ownersNs, kFencingMarkKey, std::to_string(mark),
-                               fencingMarkWriteOptions());
+    if (Status p =
+            session.put(ownersNs, kFencingMarkKey, std::to_string(mark), fencingMarkWriteOptions());
         !p.ok())
         return p;
     {

@@ -63,7 +63,7 @@ class FencingTokens {
 
     mutable std::mutex mapMutex_;
     std::unordered_map<std::string, std::unique_ptr<Sequence>> sequences_;  // GUARDED_BY(mapMutex_)
-    uint64_t marksWritten_ = 0;                                            // GUARDED_BY(mapMutex_)
+    uint64_t marksWritten_ = 0;                                             // GUARDED_BY(mapMutex_)
 };
 
 }  // namespace mvkv::engine

@@ -13,7 +13,8 @@ void LockWaiters::Stripe::wakeAll() {
 }
 
 LockWaiters::Stripe& LockWaiters::stripeFor(std::string_view lockNs, std::string_view key) {
-    uint64_t h = XXH3_64bits_withSeed(key.data(), key.size(), XXH3_64bits(lockNs.data(), lockNs.size()));
+    uint64_t h =
+        XXH3_64bits_withSeed(key.data(), key.size(), XXH3_64bits(lockNs.data(), lockNs.size()));
     return stripes_[h % kStripes];
 }
 

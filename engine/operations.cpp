@@ -20,8 +20,7 @@ std::string Engine::currentOp(bool all) {
         v.op = s.curOp_.snapshot(ops_.opidCounter(), [&] {
             v.lockStats = s.locker_.operationStats();
             v.locks = lockManager_.dumpLocker(v.lockerId);
-            v.waitingForDocumentLock =
-                s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
+            v.waitingForDocumentLock = s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
         });
         v.txnOpen = s.txnDesc_.open.load(std::memory_order_acquire);
         if (!v.op && !(all && v.txnOpen))

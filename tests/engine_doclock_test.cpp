@@ -136,8 +136,8 @@ json waitForSleeper(Engine& e, std::string_view key) {
     const auto limit = std::chrono::steady_clock::now() + 60s;
     while (std::chrono::steady_clock::now() < limit) {
         for (const json& op : inprog(e))
-            if (op.value("waitingForDocumentLock", false) && op["command"].contains("acquireLock") &&
-                op["command"].value("key", "") == key)
+            if (op.value("waitingForDocumentLock", false) &&
+                op["command"].contains("acquireLock") && op["command"].value("key", "") == key)
                 return op;
         std::this_thread::sleep_for(1ms);
     }
@@ -178,9 +178,9 @@ TEST_CASE("acquire writes a lock entry and an owner index entry; the document is
     // The collections, created by the first acquisition, hold the entry.
     CHECK(engine->catalog().lookup(kLockNs));
     CHECK(engine->catalog().lookup(kOwnersNs));
-    const std::string entry = fmt::format(
-        R"({{"owner":"alice","token":{},"acquiredAt":{},"expiresAt":{}}})", l.entry.token,
-        l.entry.acquiredAtMs, l.entry.expiresAtMs);
+    const std::string entry =
+        fmt::format(R"({{"owner":"alice","token":{},"acquiredAt":{},"expiresAt":{}}})",
+                    l.entry.token, l.entry.acquiredAtMs, l.entry.expiresAtMs);
     CHECK(getOr(*s, kLockNs, "item1") == entry);
     CHECK(getOr(*s, kOwnersNs, ownerKey("alice", "item1")) == entry);
     CHECK(indexedKeys(*s, "alice") == std::vector<std::string>{"item1"});
@@ -210,6 +210,35 @@ TEST_CASE("acquire writes a lock entry and an owner index entry; the document is
     REQUIRE(all.value().size() == 2);
     CHECK(all.value()[1].expired);  // still present until removed or taken over
     CHECK(all.value()[1].remainingMs == 0);
+}
+
+TEST_CASE(
+    "locking never writes the locked document: every lock call leaves its history as it was") {
+    WallClock clock;
+    auto engine = openWork(clock);
+    auto s = engine->openSession();
+    DocumentLocks locks(*s);
+    auto before = s->keyHistory(kNs, "item1");
+    REQUIRE_OK(before.status());
+    mustAcquire(*s, "item1", as("alice", 10s));
+    REQUIRE_OK(locks.refresh(kNs, "item1", "alice", 10s).status());
+    REQUIRE_OK(locks.inspect(kNs, "item1").status());
+    REQUIRE_OK(locks.list(kNs).status());
+    CHECK_CODE(locks.acquire(kNs, "item1", as("bob")).status(), StatusCode::kDocumentLocked);
+    clock.advance(11s);
+    LockInfo b = mustAcquire(*s, "item1", as("bob", 10s));  // a take-over
+    REQUIRE(b.tookOver);
+    REQUIRE_OK(locks.release(kNs, "item1", "bob"));
+    mustAcquire(*s, "item1", as("carol"));
+    REQUIRE(locks.releaseAll("carol").value() == 1);
+    auto after = s->keyHistory(kNs, "item1");
+    REQUIRE_OK(after.status());
+    REQUIRE(after.value().size() == before.value().size());
+    for (size_t i = 0; i < before.value().size(); ++i) {
+        CHECK(after.value()[i].value == before.value()[i].value);
+        CHECK(after.value()[i].startTs == before.value()[i].startTs);
+    }
+    CHECK(getOr(*s, kNs, "item1") == "v-item1");
 }
 
 TEST_CASE("a held lock: DocumentLocked says when it expires, and names the owner only to it") {
@@ -425,7 +454,8 @@ TEST_CASE("fenced writes by the holder succeed; the check rewrites the lock unch
     CHECK(getOr(*s, kNs, "item1") == "t1");
 }
 
-TEST_CASE("a fenced write by a holder whose lock expired and was taken over: LockLost, nothing written") {
+TEST_CASE(
+    "a fenced write by a holder whose lock expired and was taken over: LockLost, nothing written") {
     WallClock clock;
     auto engine = openWork(clock);
     auto s = engine->openSession();
@@ -465,7 +495,7 @@ TEST_CASE("a fenced write by a holder whose lock expired and was taken over: Loc
 
     // Inside a transaction a failed check writes nothing and the
     // transaction goes on.
-    LockInfo b2 = mustAcquire(*s, "item1", as("bob", 10s));
+    mustAcquire(*s, "item1", as("bob", 10s));
     REQUIRE_OK(s->begin());
     CHECK_CODE(s->put(kNs, "item1", "late", fenced(a2)), StatusCode::kLockLost);
     REQUIRE_OK(s->put(kNs, "item2", "other"));
@@ -473,7 +503,6 @@ TEST_CASE("a fenced write by a holder whose lock expired and was taken over: Loc
     CHECK(getOr(*s, kNs, "item1") == "v-item1");
     CHECK(getOr(*s, kNs, "item2") == "other");
     CHECK(documentLocksStatus(*engine)["lockLost"] == 8);
-    (void)b2;
 }
 
 TEST_CASE("a release committed after a fenced transaction's snapshot makes it conflict") {
@@ -658,251 +687,257 @@ TEST_CASE("a wait with a deadline that passes: DocumentLocked saying how long it
 // ---------------------------------------------------------------------------
 
 TEST_SUITE("concurrency") {
-
-TEST_CASE("8 threads race to lock one key: exactly one wins, the others get DocumentLocked") {
-    WallClock clock;
-    auto engine = openWork(clock);
-    constexpr int kThreads = 8;
-    std::vector<std::unique_ptr<Session>> sessions;
-    for (int i = 0; i < kThreads; ++i)
-        sessions.push_back(engine->openSession());
-    std::vector<Status> results(kThreads);
-    std::vector<uint64_t> tokens(kThreads, 0);
-    std::latch start(kThreads);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kThreads; ++i)
-        threads.emplace_back([&, i] {
-            start.arrive_and_wait();
-            auto r = DocumentLocks(*sessions[i]).acquire(kNs, "item1",
-                                                         as(fmt::format("owner{}", i)));
-            results[i] = r.status();
-            if (r.ok())
-                tokens[i] = r.value().entry.token;
-        });
-    for (auto& t : threads)
-        t.join();
-    int winners = 0, locked = 0, winner = -1;
-    for (int i = 0; i < kThreads; ++i) {
-        INFO("thread " << i << ": " << results[i].toString());
-        if (results[i].ok()) {
-            ++winners;
-            winner = i;
-        } else {
-            CHECK(results[i].code() == StatusCode::kDocumentLocked);
-            locked += results[i].code() == StatusCode::kDocumentLocked;
-        }
-    }
-    CHECK(winners == 1);
-    CHECK(locked == kThreads - 1);
-    REQUIRE(winner >= 0);
-    auto s = engine->openSession();
-    CHECK(DocumentLocks(*s).inspect(kNs, "item1").value().entry.owner ==
-          fmt::format("owner{}", winner));
-    // One lock entry and one index entry (and the fencing mark).
-    CHECK(s->count(kLockNs).value() == 1);
-    CHECK(s->count(kOwnersNs).value() == 2);
-}
-
-TEST_CASE("a waiter sleeps (currentOp shows it) and is woken by the release") {
-    WallClock clock;
-    auto engine = openWork(clock);
-    auto holder = engine->openSession();
-    auto waiter = engine->openSession();
-    // An hour's lock: only the release's wake-up can end the wait in time.
-    LockInfo a = mustAcquire(*holder, "item1", as("alice", 1h));
-    StatusWith<LockInfo> got = Status::Internal("not run");
-    std::thread t([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
-    json op = waitForSleeper(*engine, "item1");
-    CHECK(op["ns"] == kNs);
-    CHECK(op["op"] == "command");
-    CHECK(op["waitingForLock"] == false);  // no lock-manager lock: a document lock
-    REQUIRE_OK(DocumentLocks(*holder).release(kNs, "item1", "alice"));
-    t.join();
-    REQUIRE_OK(got.status());
-    CHECK(got.value().entry.owner == "bob");
-    CHECK(got.value().entry.token > a.entry.token);
-    CHECK_FALSE(got.value().tookOver);
-    CHECK(documentLocksStatus(*engine)["waits"] == 1);
-}
-
-TEST_CASE("a waiter is woken by expiry: the clock passes it, then the TTL monitor removes it") {
-    WallClock clock;
-    auto engine = openWork(clock);
-    auto holder = engine->openSession();
-    auto waiter = engine->openSession();
-    mustAcquire(*holder, "item1", as("alice", 1h));
-    StatusWith<LockInfo> got = Status::Internal("not run");
-    std::thread t([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
-    waitForSleeper(*engine, "item1");
-    clock.advance(1h);
-    // The lock collections are TTL collections: a pass deletes the
-    // forgotten lock and its owner index entry, and that commit wakes the waiter.
-    auto pass = engine->runTtlPass();
-    REQUIRE_OK(pass.status());
-    CHECK(pass.value().deleted == 2);
-    t.join();
-    REQUIRE_OK(got.status());
-    CHECK(got.value().entry.owner == "bob");
-    CHECK_FALSE(got.value().tookOver);
-}
-
-TEST_CASE("a waiter is woken by a take-over, sleeps on, and gets the lock at its release") {
-    WallClock clock;
-    auto engine = openWork(clock);
-    auto holder = engine->openSession();
-    auto waiter = engine->openSession();
-    auto third = engine->openSession();
-    LockInfo a = mustAcquire(*holder, "item1", as("alice", 30s));
-    StatusWith<LockInfo> got = Status::Internal("not run");
-    std::thread t([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
-    waitForSleeper(*engine, "item1");
-    clock.advance(30s);
-    // Before the waiter's attempt or after: either it takes the expired
-    // lock over itself, or carol does and it waits for her.
-    auto c = DocumentLocks(*third).acquire(kNs, "item1", as("carol", 30s));
-    if (c.ok()) {
-        CHECK(c.value().tookOver);
-        waitForSleeper(*engine, "item1");
-        REQUIRE_OK(DocumentLocks(*third).release(kNs, "item1", "carol"));
-        t.join();
-        REQUIRE_OK(got.status());
-        CHECK(got.value().entry.token > c.value().entry.token);
-        CHECK_FALSE(got.value().tookOver);
-    } else {
-        CHECK_CODE(c.status(), StatusCode::kDocumentLocked);
-        t.join();
-        REQUIRE_OK(got.status());
-        CHECK(got.value().tookOver);
-    }
-    CHECK(got.value().entry.owner == "bob");
-    CHECK(got.value().entry.token > a.entry.token);
-}
-
-TEST_CASE("killOp ends a wait with Interrupted; Session::interrupt too; nothing changed") {
-    WallClock clock;
-    auto engine = openWork(clock);
-    auto holder = engine->openSession();
-    auto waiter = engine->openSession();
-    LockInfo a = mustAcquire(*holder, "item1", as("alice"));
-    const std::string lockBefore = dumpOr(*holder, kLockNs);
-    const std::string indexBefore = dumpOr(*holder, kOwnersNs);
-
-    StatusWith<LockInfo> got = Status::Internal("not run");
-    std::thread t([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 600s)); });
-    json op = waitForSleeper(*engine, "item1");
-    REQUIRE_OK(engine->killOp(op["opid"].get<uint64_t>()));
-    t.join();
-    CHECK_CODE(got.status(), StatusCode::kInterrupted);
-    CHECK(got.status().message().find("item1") != std::string::npos);
-
-    std::thread t2([&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 600s)); });
-    waitForSleeper(*engine, "item1");
-    waiter->interrupt();
-    t2.join();
-    CHECK_CODE(got.status(), StatusCode::kInterrupted);
-
-    CHECK(dumpOr(*holder, kLockNs) == lockBefore);
-    CHECK(dumpOr(*holder, kOwnersNs) == indexBefore);
-    CHECK(DocumentLocks(*holder).inspect(kNs, "item1").value().entry == a.entry);
-    // The interrupt is forgotten: the waiter's next operation runs.
-    CHECK(DocumentLocks(*waiter).acquire(kNs, "item2", as("bob")).ok());
-    auto metrics = json::parse(engine->serverStatus("metrics").value());
-    CHECK(metrics["metrics"]["operation"]["killed"] == 1);
-}
-
-TEST_CASE("4 threads take turns through waits: fenced increments are never lost") {
-    const uint32_t seed = mvkv::testing::testSeed();
-    WallClock clock;
-    auto engine = openWork(clock);
-    {
-        auto s = engine->openSession();
-        REQUIRE_OK(s->put(kNs, "counter", "0"));
-    }
-    constexpr int kThreads = 4;
-    constexpr int kRounds = 50;
-    std::vector<std::string> errors(kThreads);
-    std::vector<std::vector<uint64_t>> tokens(kThreads);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kThreads; ++i)
-        threads.emplace_back([&, i] {
-            auto s = engine->openSession();
-            std::mt19937 rng(seed + i);
-            DocumentLocks locks(*s);
-            for (int r = 0; r < kRounds; ++r) {
-                auto l = locks.acquire(kNs, "counter", as(fmt::format("t{}", i), 60s, 60s));
-                if (!l.ok()) {
-                    errors[i] = l.status().toString();
-                    return;
-                }
-                tokens[i].push_back(l.value().entry.token);
-                auto v = s->get(kNs, "counter");
-                Status w = v.ok() ? s->put(kNs, "counter",
-                                           std::to_string(std::stoi(v.value()) + 1),
-                                           fenced(l.value()))
-                                  : v.status();
-                // Sometimes a release, sometimes releaseAll: both wake.
-                Status u = rng() % 2 ? locks.release(kNs, "counter", l.value().entry.owner)
-                                     : locks.releaseAll(l.value().entry.owner).status();
-                if (!w.ok() || !u.ok()) {
-                    errors[i] = w.ok() ? u.toString() : w.toString();
-                    return;
-                }
+    TEST_CASE("8 threads race to lock one key: exactly one wins, the others get DocumentLocked") {
+        WallClock clock;
+        auto engine = openWork(clock);
+        constexpr int kThreads = 8;
+        std::vector<std::unique_ptr<Session>> sessions;
+        for (int i = 0; i < kThreads; ++i)
+            sessions.push_back(engine->openSession());
+        std::vector<Status> results(kThreads);
+        std::vector<uint64_t> tokens(kThreads, 0);
+        std::latch start(kThreads);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kThreads; ++i)
+            threads.emplace_back([&, i] {
+                start.arrive_and_wait();
+                auto r = DocumentLocks(*sessions[i])
+                             .acquire(kNs, "item1", as(fmt::format("owner{}", i)));
+                results[i] = r.status();
+                if (r.ok())
+                    tokens[i] = r.value().entry.token;
+            });
+        for (auto& t : threads)
+            t.join();
+        int winners = 0, locked = 0, winner = -1;
+        for (int i = 0; i < kThreads; ++i) {
+            INFO("thread " << i << ": " << results[i].toString());
+            if (results[i].ok()) {
+                ++winners;
+                winner = i;
+            } else {
+                CHECK(results[i].code() == StatusCode::kDocumentLocked);
+                locked += results[i].code() == StatusCode::kDocumentLocked;
             }
-        });
-    for (auto& t : threads)
-        t.join();
-    for (int i = 0; i < kThreads; ++i) {
-        CHECK_MESSAGE(errors[i].empty(), errors[i]);
-        for (size_t j = 1; j < tokens[i].size(); ++j)
-            CHECK(tokens[i][j] > tokens[i][j - 1]);
+        }
+        CHECK(winners == 1);
+        CHECK(locked == kThreads - 1);
+        REQUIRE(winner >= 0);
+        auto s = engine->openSession();
+        CHECK(DocumentLocks(*s).inspect(kNs, "item1").value().entry.owner ==
+              fmt::format("owner{}", winner));
+        // One lock entry and one index entry (and the fencing mark).
+        CHECK(s->count(kLockNs).value() == 1);
+        CHECK(s->count(kOwnersNs).value() == 2);
     }
-    auto s = engine->openSession();
-    CHECK(getOr(*s, kNs, "counter") == std::to_string(kThreads * kRounds));
-    std::set<uint64_t> all;
-    for (const auto& v : tokens)
-        all.insert(v.begin(), v.end());
-    CHECK(all.size() == size_t(kThreads * kRounds));  // every grant its own token
-    CHECK(dumpOr(*s, kLockNs).empty());
-}
 
-TEST_CASE("locks reach a replica through the oplog, and their release too") {
-    WallClock clock;
-    TempDir dir("mvkv-doclock-replica");
-    auto primary = openWork(clock, onDisk(dir.path, oplog::SyncMode::kNone));
-    auto secondary = openEngine(withClock(clock));
-    ReplicaOptions r;
-    r.workers = 2;
-    r.pollWait = 10ms;
-    auto applier = ReplicaApplier::start(*primary, *secondary, r);
-    REQUIRE_OK(applier.status());
-    auto p = primary->openSession();
-    LockInfo l = mustAcquire(*p, "item1", as("alice", 60s));
-    LockInfo m = mustAcquire(*p, "item2", as("bob", 60s));
-    REQUIRE_OK(applier.value()->waitApplied(p->lastCommitTs(), 30s));
-    auto s = secondary->openSession();
-    auto seen = DocumentLocks(*s).list(kNs);
-    REQUIRE_OK(seen.status());
-    REQUIRE(seen.value().size() == 2);
-    CHECK(seen.value()[0].entry == l.entry);
-    CHECK(seen.value()[1].entry == m.entry);
-    CHECK(getOr(*s, kOwnersNs, ownerKey("alice", "item1")) == getOr(*p, kLockNs, "item1"));
-    CHECK(getOr(*s, kOwnersNs, kFencingMarkKey) == getOr(*p, kOwnersNs, kFencingMarkKey));
+    TEST_CASE("a waiter sleeps (currentOp shows it) and is woken by the release") {
+        WallClock clock;
+        auto engine = openWork(clock);
+        auto holder = engine->openSession();
+        auto waiter = engine->openSession();
+        // An hour's lock: only the release's wake-up can end the wait in time.
+        LockInfo a = mustAcquire(*holder, "item1", as("alice", 1h));
+        StatusWith<LockInfo> got = Status::Internal("not run");
+        std::thread t(
+            [&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
+        json op = waitForSleeper(*engine, "item1");
+        CHECK(op["ns"] == kNs);
+        CHECK(op["op"] == "command");
+        CHECK(op["waitingForLock"] == false);  // no lock-manager lock: a document lock
+        REQUIRE_OK(DocumentLocks(*holder).release(kNs, "item1", "alice"));
+        t.join();
+        REQUIRE_OK(got.status());
+        CHECK(got.value().entry.owner == "bob");
+        CHECK(got.value().entry.token > a.entry.token);
+        CHECK_FALSE(got.value().tookOver);
+        CHECK(documentLocksStatus(*engine)["waits"] == 1);
+    }
 
-    REQUIRE_OK(DocumentLocks(*p).release(kNs, "item1", "alice"));
-    REQUIRE_OK(applier.value()->waitApplied(p->lastCommitTs(), 30s));
-    CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item1").status(), StatusCode::kNotFound);
-    CHECK(DocumentLocks(*s).inspect(kNs, "item2").value().entry == m.entry);
+    TEST_CASE(
+        "a waiter is woken by expiry: the clock passes it, then the TTL monitor removes it") {
+        WallClock clock;
+        auto engine = openWork(clock);
+        auto holder = engine->openSession();
+        auto waiter = engine->openSession();
+        mustAcquire(*holder, "item1", as("alice", 1h));
+        StatusWith<LockInfo> got = Status::Internal("not run");
+        std::thread t(
+            [&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
+        waitForSleeper(*engine, "item1");
+        clock.advance(1h);
+        // The lock collections are TTL collections: a pass deletes the
+        // forgotten lock and its owner index entry, and that commit wakes
+        // the waiter.
+        auto pass = engine->runTtlPass();
+        REQUIRE_OK(pass.status());
+        CHECK(pass.value().deleted == 2);
+        t.join();
+        REQUIRE_OK(got.status());
+        CHECK(got.value().entry.owner == "bob");
+        CHECK_FALSE(got.value().tookOver);
+    }
 
-    // bob forgets item2: the primary's TTL monitor removes it, and the
-    // replica learns it from the oplog (its own engine never deletes).
-    clock.advance(61s);
-    auto pass = primary->runTtlPass();
-    REQUIRE_OK(pass.status());
-    CHECK(pass.value().deleted == 2);  // the lock entry and its owner index entry
-    REQUIRE_OK(applier.value()->waitApplied(primary->timestamps().allDurable, 30s));
-    CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item2").status(), StatusCode::kNotFound);
-    CHECK(getOr(*s, kOwnersNs, kFencingMarkKey) == getOr(*p, kOwnersNs, kFencingMarkKey));
-    applier.value()->stop();
-}
+    TEST_CASE("a waiter is woken by a take-over, sleeps on, and gets the lock at its release") {
+        WallClock clock;
+        auto engine = openWork(clock);
+        auto holder = engine->openSession();
+        auto waiter = engine->openSession();
+        auto third = engine->openSession();
+        LockInfo a = mustAcquire(*holder, "item1", as("alice", 30s));
+        StatusWith<LockInfo> got = Status::Internal("not run");
+        std::thread t(
+            [&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 60s)); });
+        waitForSleeper(*engine, "item1");
+        clock.advance(30s);
+        // Before the waiter's attempt or after: either it takes the expired
+        // lock over itself, or carol does and it waits for her.
+        auto c = DocumentLocks(*third).acquire(kNs, "item1", as("carol", 30s));
+        if (c.ok()) {
+            CHECK(c.value().tookOver);
+            waitForSleeper(*engine, "item1");
+            REQUIRE_OK(DocumentLocks(*third).release(kNs, "item1", "carol"));
+            t.join();
+            REQUIRE_OK(got.status());
+            CHECK(got.value().entry.token > c.value().entry.token);
+            CHECK_FALSE(got.value().tookOver);
+        } else {
+            CHECK_CODE(c.status(), StatusCode::kDocumentLocked);
+            t.join();
+            REQUIRE_OK(got.status());
+            CHECK(got.value().tookOver);
+        }
+        CHECK(got.value().entry.owner == "bob");
+        CHECK(got.value().entry.token > a.entry.token);
+    }
+
+    TEST_CASE("killOp ends a wait with Interrupted; Session::interrupt too; nothing changed") {
+        WallClock clock;
+        auto engine = openWork(clock);
+        auto holder = engine->openSession();
+        auto waiter = engine->openSession();
+        LockInfo a = mustAcquire(*holder, "item1", as("alice"));
+        const std::string lockBefore = dumpOr(*holder, kLockNs);
+        const std::string indexBefore = dumpOr(*holder, kOwnersNs);
+
+        StatusWith<LockInfo> got = Status::Internal("not run");
+        std::thread t(
+            [&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 600s)); });
+        json op = waitForSleeper(*engine, "item1");
+        REQUIRE_OK(engine->killOp(op["opid"].get<uint64_t>()));
+        t.join();
+        CHECK_CODE(got.status(), StatusCode::kInterrupted);
+        CHECK(got.status().message().find("item1") != std::string::npos);
+
+        std::thread t2(
+            [&] { got = DocumentLocks(*waiter).acquire(kNs, "item1", as("bob", 30s, 600s)); });
+        waitForSleeper(*engine, "item1");
+        waiter->interrupt();
+        t2.join();
+        CHECK_CODE(got.status(), StatusCode::kInterrupted);
+
+        CHECK(dumpOr(*holder, kLockNs) == lockBefore);
+        CHECK(dumpOr(*holder, kOwnersNs) == indexBefore);
+        CHECK(DocumentLocks(*holder).inspect(kNs, "item1").value().entry == a.entry);
+        // The interrupt is forgotten: the waiter's next operation runs.
+        CHECK(DocumentLocks(*waiter).acquire(kNs, "item2", as("bob")).ok());
+        auto metrics = json::parse(engine->serverStatus("metrics").value());
+        CHECK(metrics["metrics"]["operation"]["killed"] == 1);
+    }
+
+    TEST_CASE("4 threads take turns through waits: fenced increments are never lost") {
+        const uint32_t seed = mvkv::testing::testSeed();
+        WallClock clock;
+        auto engine = openWork(clock);
+        {
+            auto s = engine->openSession();
+            REQUIRE_OK(s->put(kNs, "counter", "0"));
+        }
+        constexpr int kThreads = 4;
+        constexpr int kRounds = 50;
+        std::vector<std::string> errors(kThreads);
+        std::vector<std::vector<uint64_t>> tokens(kThreads);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kThreads; ++i)
+            threads.emplace_back([&, i] {
+                auto s = engine->openSession();
+                std::mt19937 rng(seed + i);
+                DocumentLocks locks(*s);
+                for (int r = 0; r < kRounds; ++r) {
+                    auto l = locks.acquire(kNs, "counter", as(fmt::format("t{}", i), 60s, 60s));
+                    if (!l.ok()) {
+                        errors[i] = l.status().toString();
+                        return;
+                    }
+                    tokens[i].push_back(l.value().entry.token);
+                    auto v = s->get(kNs, "counter");
+                    Status w =
+                        v.ok() ? s->put(kNs, "counter", std::to_string(std::stoi(v.value()) + 1),
+                                        fenced(l.value()))
+                               : v.status();
+                    // Sometimes a release, sometimes releaseAll: both wake.
+                    Status u = rng() % 2 ? locks.release(kNs, "counter", l.value().entry.owner)
+                                         : locks.releaseAll(l.value().entry.owner).status();
+                    if (!w.ok() || !u.ok()) {
+                        errors[i] = w.ok() ? u.toString() : w.toString();
+                        return;
+                    }
+                }
+            });
+        for (auto& t : threads)
+            t.join();
+        for (int i = 0; i < kThreads; ++i) {
+            CHECK_MESSAGE(errors[i].empty(), errors[i]);
+            for (size_t j = 1; j < tokens[i].size(); ++j)
+                CHECK(tokens[i][j] > tokens[i][j - 1]);
+        }
+        auto s = engine->openSession();
+        CHECK(getOr(*s, kNs, "counter") == std::to_string(kThreads * kRounds));
+        std::set<uint64_t> all;
+        for (const auto& v : tokens)
+            all.insert(v.begin(), v.end());
+        CHECK(all.size() == size_t(kThreads * kRounds));  // every grant its own token
+        CHECK(dumpOr(*s, kLockNs).empty());
+    }
+
+    TEST_CASE("locks reach a replica through the oplog, and their release too") {
+        WallClock clock;
+        TempDir dir("mvkv-doclock-replica");
+        auto primary = openWork(clock, onDisk(dir.path, oplog::SyncMode::kNone));
+        auto secondary = openEngine(withClock(clock));
+        ReplicaOptions r;
+        r.workers = 2;
+        r.pollWait = 10ms;
+        auto applier = ReplicaApplier::start(*primary, *secondary, r);
+        REQUIRE_OK(applier.status());
+        auto p = primary->openSession();
+        LockInfo l = mustAcquire(*p, "item1", as("alice", 60s));
+        LockInfo m = mustAcquire(*p, "item2", as("bob", 60s));
+        REQUIRE_OK(applier.value()->waitApplied(p->lastCommitTs(), 30s));
+        auto s = secondary->openSession();
+        auto seen = DocumentLocks(*s).list(kNs);
+        REQUIRE_OK(seen.status());
+        REQUIRE(seen.value().size() == 2);
+        CHECK(seen.value()[0].entry == l.entry);
+        CHECK(seen.value()[1].entry == m.entry);
+        CHECK(getOr(*s, kOwnersNs, ownerKey("alice", "item1")) == getOr(*p, kLockNs, "item1"));
+        CHECK(getOr(*s, kOwnersNs, kFencingMarkKey) == getOr(*p, kOwnersNs, kFencingMarkKey));
+
+        REQUIRE_OK(DocumentLocks(*p).release(kNs, "item1", "alice"));
+        REQUIRE_OK(applier.value()->waitApplied(p->lastCommitTs(), 30s));
+        CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item1").status(), StatusCode::kNotFound);
+        CHECK(DocumentLocks(*s).inspect(kNs, "item2").value().entry == m.entry);
+
+        // bob forgets item2: the primary's TTL monitor removes it, and the
+        // replica learns it from the oplog (its own engine never deletes).
+        clock.advance(61s);
+        auto pass = primary->runTtlPass();
+        REQUIRE_OK(pass.status());
+        CHECK(pass.value().deleted == 2);  // the lock entry and its owner index entry
+        REQUIRE_OK(applier.value()->waitApplied(primary->timestamps().allDurable, 30s));
+        CHECK_CODE(DocumentLocks(*s).inspect(kNs, "item2").status(), StatusCode::kNotFound);
+        CHECK(getOr(*s, kOwnersNs, kFencingMarkKey) == getOr(*p, kOwnersNs, kFencingMarkKey));
+        applier.value()->stop();
+    }
 
 }  // TEST_SUITE("concurrency")

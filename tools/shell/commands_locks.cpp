@@ -78,20 +78,20 @@ Reply lock(Shell& sh, const Args& a) {
     const std::string ns = sh.ns(a[0]);
     auto l = DocumentLocks(sh.session()).acquire(ns, a[1].text, o);
     if (!l.ok())
-        return Reply::error(
-            l.status(), l.status().code() == StatusCode::kDocumentLocked
-                            ? "wait for it with wait=DURATION (bg lock ... to keep the shell)"
-                            : "");
+        return Reply::error(l.status(),
+                            l.status().code() == StatusCode::kDocumentLocked
+                                ? "wait for it with wait=DURATION (bg lock ... to keep the shell)"
+                                : "");
     Reply r;
     r.fields["ns"] = ns;
     r.fields["key"] = bytesToJson(a[1].text);
     addLockFields(r.fields, l.value());
     r.fields["tookOver"] = l.value().tookOver;
-    r.lines.push_back(fmt::format("locked {} {}: owner {} token {}, expires {} (in {} ms){}", ns,
-                                  displayBytes(a[1].text, 60), l.value().entry.owner,
-                                  l.value().entry.token, engine::isoDateMs(l.value().entry.expiresAtMs),
-                                  l.value().remainingMs,
-                                  l.value().tookOver ? " (took over an expired lock)" : ""));
+    r.lines.push_back(
+        fmt::format("locked {} {}: owner {} token {}, expires {} (in {} ms){}", ns,
+                    displayBytes(a[1].text, 60), l.value().entry.owner, l.value().entry.token,
+                    engine::isoDateMs(l.value().entry.expiresAtMs), l.value().remainingMs,
+                    l.value().tookOver ? " (took over an expired lock)" : ""));
     return r;
 }
 
@@ -106,9 +106,8 @@ Reply unlock(Shell& sh, const Args& a) {
         return Reply::error(s);
     auto owner = opts.find("owner");
     if (owner == opts.end())
-        return Reply::error(Status::InvalidArgument(
-            fmt::format("unlock needs owner=ID (only the holder releases a lock); usage: {}",
-                        kUsage)));
+        return Reply::error(Status::InvalidArgument(fmt::format(
+            "unlock needs owner=ID (only the holder releases a lock); usage: {}", kUsage)));
     DocumentLocks locks(sh.session());
     Reply r;
     if (byOwner) {
@@ -138,9 +137,8 @@ Reply refresh(Shell& sh, const Args& a) {
         return Reply::error(s);
     auto owner = opts.find("owner");
     if (owner == opts.end())
-        return Reply::error(Status::InvalidArgument(
-            fmt::format("refresh needs owner=ID (only the holder refreshes a lock); usage: {}",
-                        kUsage)));
+        return Reply::error(Status::InvalidArgument(fmt::format(
+            "refresh needs owner=ID (only the holder refreshes a lock); usage: {}", kUsage)));
     std::chrono::milliseconds ttl{30000};
     if (Status s = durationOption(opts, "ttl", &ttl); !s.ok())
         return Reply::error(s);
@@ -154,7 +152,8 @@ Reply refresh(Shell& sh, const Args& a) {
     addLockFields(r.fields, l.value());
     r.lines.push_back(fmt::format("refreshed {} {}: token {}, expires {} (in {} ms)", ns,
                                   displayBytes(a[1].text, 60), l.value().entry.token,
-                                  engine::isoDateMs(l.value().entry.expiresAtMs), l.value().remainingMs));
+                                  engine::isoDateMs(l.value().entry.expiresAtMs),
+                                  l.value().remainingMs));
     return r;
 }
 
@@ -174,26 +173,25 @@ Reply doclocks(Shell& sh, const Args& a) {
         addLockFields(item, l);
         item["expired"] = l.expired;
         items.push_back(std::move(item));
-        r.lines.push_back(fmt::format(
-            "{:<20} {:<34} {:>8}  {:<29} {}", displayBytes(l.key, 20), l.entry.owner,
-            l.entry.token, engine::isoDateMs(l.entry.expiresAtMs),
-            l.expired ? std::string("expired") : fmt::format("{} ms", l.remainingMs)));
+        r.lines.push_back(
+            fmt::format("{:<20} {:<34} {:>8}  {:<29} {}", displayBytes(l.key, 20), l.entry.owner,
+                        l.entry.token, engine::isoDateMs(l.entry.expiresAtMs),
+                        l.expired ? std::string("expired") : fmt::format("{} ms", l.remainingMs)));
     }
-    r.lines.push_back(fmt::format("({} lock{})", all.value().size(),
-                                  all.value().size() == 1 ? "" : "s"));
+    r.lines.push_back(
+        fmt::format("({} lock{})", all.value().size(), all.value().size() == 1 ? "" : "s"));
     r.fields["locks"] = std::move(items);
     return r;
 }
 
 }  // namespace
 
-Status parseFenceOption(std::string_view value, engine::WriteOptions* options,
-                        std::string* owner) {
+Status parseFenceOption(std::string_view value, engine::WriteOptions* options, std::string* owner) {
     const size_t colon = value.rfind(':');
     if (colon == std::string_view::npos)
-        return Status::InvalidArgument(fmt::format(
-            "lock={} is not OWNER:TOKEN; give the owner and token that `lock` returned",
-            displayBytes(value, 60)));
+        return Status::InvalidArgument(
+            fmt::format("lock={} is not OWNER:TOKEN; give the owner and token that `lock` returned",
+                        displayBytes(value, 60)));
     auto token = parseNumber(value.substr(colon + 1), "the fencing token of lock=OWNER:TOKEN");
     if (!token.ok())
         return token.status();
