@@ -1794,7 +1794,7 @@ TEST_CASE("issue 17: bad TTL input: one error each, nothing changed") {
         {"put t k v2 expire_at=0", "InvalidArgument", "is not a time"},
         {"put t k v2 expire_at=2030-02-30T00:00:00Z", "InvalidArgument", "ISO-8601"},
         {"put t k v2 \"ttl=5s\"", "InvalidArgument", "after the value"},
-        {"put t k v2 ttl=5s expire_at=5", "InvalidArgument", "usage: put COLL KEY VALUE"},
+        {"put t k v2 ttl=5s expire_at=5", "InvalidArgument", "give one expiry"},
         {"update t k v2 size=5", "InvalidArgument", "after the value"},
         {"put plain k v ttl=5s", "InvalidArgument", "needs a TTL collection"},
         {"collmod plain expire_after=5", "InvalidArgument", "not a TTL collection"},

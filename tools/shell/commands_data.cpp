@@ -53,8 +53,9 @@ Status writeOptions(Shell& sh, const Args& a, size_t from, std::string_view usag
             continue;
         }
         if (remove || (name != "ttl" && name != "expire_at"))
-            return Status::InvalidArgument(
-                fmt::format("unknown option {}=; usage: {}", displayBytes(name, 40), usage));
+            return Status::InvalidArgument(fmt::format("unknown option {}= after the {}; usage: {}",
+                                                       displayBytes(name, 40),
+                                                       remove ? "key" : "value", usage));
         if (o->expireAtMs)
             return Status::InvalidArgument("give one expiry: ttl=DURATION or expire_at=TIME");
         if (name == "expire_at") {
