@@ -348,11 +348,13 @@ Status Session::read(Collection& coll, std::string_view key, std::string* out,
             key, &v)) {
         if (coll.ttl()) [[unlikely]] {
             TtlStamp stamp;
-            if (decodeTtlStamp(v, &stamp)) {
+            const bool stamped = decodeTtlStamp(v, &stamp);
+            if (stamped)
                 v.remove_prefix(kTtlHeaderBytes);
-                if (expiresAtMs)
-                    *expiresAtMs = stamp.expiresAtMs(coll.expireAfterSeconds());
-            }
+            if (expiresAtMs && stamped)
+                *expiresAtMs = stamp.expiresAtMs(coll.expireAfterSeconds());
+            else if (expiresAtMs)
+                expiresAtMs->reset();  // no header: never written by a client (not expected)
         } else if (expiresAtMs) {
             expiresAtMs->reset();
         }

@@ -209,7 +209,9 @@ class Session {
     /// For oplog replay, replicas and checkpoint loads: writes to capped
     /// collections are applied as given, inside transactions too, without
     /// evicting (the log already holds the evictions); the collection's
-    /// order is read again from the data by its next capped write.
+    /// order is read again from the data by its next capped write. A TTL
+    /// collection's values are stored as given, time header included
+    /// (engine/ttl_value.h): every reader strips it either way.
     void setApplyingOplog(bool on) { applyingOplog_ = on; }
     /// False for the engine's own sessions (checkpoints, replay, replica
     /// appliers): their operations are never slow-logged or profiled.
