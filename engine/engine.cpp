@@ -233,6 +233,21 @@ StatusWith<std::unique_ptr<oplog::OplogCursor>> Engine::openOplogCursor(
     return std::make_unique<oplog::OplogCursor>(log_->oplog(), std::move(options));
 }
 
+mvcc::Timestamp Engine::majorityCommitTs() const {
+    if (majority_.attached())
+        return majority_.get();
+    return logging_ ? log_->oplog().visibleTs() : txns_.allDurable();
+}
+
+mvcc::Timestamp Engine::waitMajorityCommitAfter(mvcc::Timestamp after,
+                                                std::chrono::steady_clock::time_point deadline) {
+    if (majority_.attached())
+        return majority_.waitAfter(after, deadline);
+    // Standalone: the oplog's visibility is the durable point. An in-memory
+    // engine without an oplog has nothing to wait on: all_durable now.
+    return logging_ ? log_->oplog().waitVisibleAfter(after, deadline) : txns_.allDurable();
+}
+
 std::unique_ptr<Session> Engine::openSession() {
     static std::atomic<uint64_t> nextSessionId{1};
     return std::unique_ptr<Session>(new Session(*this, nextSessionId.fetch_add(1)));

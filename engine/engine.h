@@ -25,6 +25,7 @@
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
 #include "engine/history_sweeper.h"
+#include "engine/majority_commit_point.h"
 #include "engine/op_clock.h"
 #include "engine/op_registry.h"
 #include "engine/profiler.h"
@@ -107,6 +108,17 @@ class Engine {
     /// IllegalOperation in memory.
     StatusWith<std::unique_ptr<oplog::OplogCursor>> openOplogCursor(
         oplog::OplogCursorOptions options);
+
+    /// The majority commit point (engine/majority_commit_point.h): while a
+    /// replica set is attached, the newest timestamp a majority of its
+    /// members made durable; standalone, the engine's own durable point
+    /// (the oplog's visible timestamp; in memory, all_durable).
+    mvcc::Timestamp majorityCommitTs() const;
+    /// Waits until majorityCommitTs() > `after` or `deadline`; returns it.
+    mvcc::Timestamp waitMajorityCommitAfter(mvcc::Timestamp after,
+                                            std::chrono::steady_clock::time_point deadline);
+    /// For a replica set (docs/replication.md): attach, advance, detach.
+    MajorityCommitPoint& majorityCommitPoint() { return majority_; }
 
     /// WiredTiger's set_timestamp / query_timestamp.
     Status setOldestTimestamp(mvcc::Timestamp ts) { return txns_.setOldest(ts); }
@@ -228,6 +240,7 @@ class Engine {
     RecoveryStats recovery_;
     std::atomic<uint64_t> sessions_{0};
     DocumentLockState docLocks_;
+    MajorityCommitPoint majority_;
     std::unique_ptr<Profiler> profiler_;  // after everything its session uses
     std::unique_ptr<TtlMonitor> ttlMonitor_;  // stopped first at close
 };

@@ -44,6 +44,12 @@ std::string_view statusCodeName(StatusCode code) {
             return "NotLockOwner";
         case StatusCode::kLockLost:
             return "LockLost";
+        case StatusCode::kPrepareConflict:
+            return "PrepareConflict";
+        case StatusCode::kWriteConcernTimeout:
+            return "WriteConcernTimeout";
+        case StatusCode::kChangeStreamHistoryLost:
+            return "ChangeStreamHistoryLost";
     }
     return "Unknown";
 }

@@ -38,6 +38,9 @@ enum class StatusCode : uint8_t {
     kDocumentLocked,   // a document lock is held by another owner (docs/document-locks.md)
     kNotLockOwner,     // a document lock release/refresh by someone who does not hold it
     kLockLost,         // a fenced write whose document lock no longer holds
+    kPrepareConflict,  // a read would see a prepared, unresolved update (docs/mvcc.md)
+    kWriteConcernTimeout,      // committed, but not on enough members in time (docs/replication.md)
+    kChangeStreamHistoryLost,  // a change stream's resume point is no longer in the oplog
 };
 
 /// The code's name as shown to people and in JSON ("WriteConflict", ...).
@@ -91,6 +94,15 @@ class [[nodiscard]] Status {
     }
     static Status NotLockOwner(std::string m) { return {StatusCode::kNotLockOwner, std::move(m)}; }
     static Status LockLost(std::string m) { return {StatusCode::kLockLost, std::move(m)}; }
+    static Status PrepareConflict(std::string m) {
+        return {StatusCode::kPrepareConflict, std::move(m)};
+    }
+    static Status WriteConcernTimeout(std::string m) {
+        return {StatusCode::kWriteConcernTimeout, std::move(m)};
+    }
+    static Status ChangeStreamHistoryLost(std::string m) {
+        return {StatusCode::kChangeStreamHistoryLost, std::move(m)};
+    }
     static Status NamespaceExists(std::string m) {
         return {StatusCode::kNamespaceExists, std::move(m)};
     }
