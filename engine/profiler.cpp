@@ -62,7 +62,7 @@ StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level)
         anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
     }
     out.level = level;
-    engine_.updateClockPrecision();
+    engine_.updateOpMonitoring();
     return out;
 }
 
@@ -75,7 +75,7 @@ void Profiler::forgetDatabase(std::string_view db) {
         levels_.erase(it);
         anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
     }
-    engine_.updateClockPrecision();
+    engine_.updateOpMonitoring();
 }
 
 Status Profiler::ensureCollection(std::string_view db) {

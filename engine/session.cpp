@@ -56,34 +56,31 @@ void Session::interrupt() {
     locker_.interrupt();
 }
 
-void Session::startOperation() {
-    lastOpWriteConflicts_ = 0;
-    // Inside withTransaction the whole transaction is one operation: an
-    // interrupt during its body must reach the retry loop. (Load first: no
-    // read-modify-write on the common path.)
-    if (!inWithTransaction_ && interrupted_.load(std::memory_order_relaxed) &&
-        interrupted_.exchange(false, std::memory_order_acq_rel))
-        locker_.clearInterrupt();
-}
-
 Status Session::checkInterrupted() const {
     if (interrupted_.load(std::memory_order_acquire))
         return Status::Interrupted("the operation was interrupted (killOp)");
     return Status::OK();
 }
 
+namespace {
+/// checkKey's and checkValue's error, out of line: the checks themselves
+/// stay small enough to inline into every read and write.
+[[gnu::noinline, gnu::cold]] Status tooLarge(std::string_view what, size_t bytes, size_t limit,
+                                             std::string_view option) {
+    return Status::InvalidArgument(
+        fmt::format("{} is {} bytes; the limit is {} ({})", what, bytes, limit, option));
+}
+}  // namespace
+
 Status Session::checkKey(std::string_view key) const {
-    if (key.size() > engine_.options_.maxKeyBytes)
-        return Status::InvalidArgument(fmt::format("key is {} bytes; the limit is {} (maxKeyBytes)",
-                                                   key.size(), engine_.options_.maxKeyBytes));
+    if (key.size() > engine_.options_.maxKeyBytes) [[unlikely]]
+        return tooLarge("key", key.size(), engine_.options_.maxKeyBytes, "maxKeyBytes");
     return Status::OK();
 }
 
 Status Session::checkValue(std::string_view value) const {
-    if (value.size() > engine_.options_.maxValueBytes)
-        return Status::InvalidArgument(
-            fmt::format("value is {} bytes; the limit is {} (maxValueBytes)", value.size(),
-                        engine_.options_.maxValueBytes));
+    if (value.size() > engine_.options_.maxValueBytes) [[unlikely]]
+        return tooLarge("value", value.size(), engine_.options_.maxValueBytes, "maxValueBytes");
     return Status::OK();
 }
 
@@ -501,39 +498,21 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
 }
 
 namespace {
-CurOp::Description describeWrite(char op, std::string_view ns, std::string_view key,
-                                 std::string_view value) {
-    CurOp::Description d;
-    d.ns = ns;
-    d.key = key;
-    switch (op) {
-        case 'p':
-            d.op = CurOpType::kUpdate;
-            d.command = "put";  // an upsert
-            break;
-        case 'i':
-            d.op = CurOpType::kInsert;
-            d.command = "insert";
-            break;
-        case 'u':
-            d.op = CurOpType::kUpdate;
-            d.command = "update";
-            break;
-        default:
-            d.op = CurOpType::kRemove;
-            d.command = "delete";
-            return d;
-    }
-    d.value = value;
-    d.hasValue = true;
-    return d;
-}
+/// A write as currentOp shows it, by Session::WriteOp (put, insert,
+/// update, remove): a put is an upsert.
+constexpr CurOpType kWriteType[] = {CurOpType::kUpdate, CurOpType::kInsert, CurOpType::kUpdate,
+                                    CurOpType::kRemove};
+constexpr std::string_view kWriteCommand[] = {"put", "insert", "update", "delete"};
 }  // namespace
 
 Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
                       std::string_view value, const WriteOptions* options) {
-    static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
-    OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
+    static_assert(int(WriteOp::kPut) == 0 && int(WriteOp::kInsert) == 1 &&
+                  int(WriteOp::kUpdate) == 2 && int(WriteOp::kRemove) == 3);
+    CurOp::Description d(kWriteType[int(op)], kWriteCommand[int(op)], ns, key);
+    d.hasValue = op != WriteOp::kRemove;
+    d.value = value;
+    OpScope scope(*this, d);
     if (options) [[unlikely]] {
         // Until TTL collections and document locks exist (issue 17) no
         // collection takes either option.
