@@ -110,18 +110,34 @@ class CurOp {
         state_.store(kActive, std::memory_order_release);
     }
     /// Ends the operation: waits for a reader that is copying it, then
-    /// clears the counters for the next one.
+    /// clears the counters for the next one (if it counted anything).
     [[gnu::always_inline]] void end() {
         uint32_t expected = kActive;
         if (!state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel))
             [[unlikely]]
             endSlow();
-        resetCounters();
+        if (counted_) {
+            resetCounters();
+            counted_ = false;
+        }
     }
     bool active() const { return state_.load(std::memory_order_relaxed) != kIdle; }
 
     [[gnu::always_inline]] void add(std::atomic<uint64_t>& c, uint64_t n = 1) {
         c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        counted_ = true;
+    }
+    /// What a point read (get) found, for counters it adds later
+    /// (OpScope::countPointRead).
+    enum class PointRead : uint8_t { kNone, kMissed, kFound };
+    /// A point read's counters: one key examined and, when it `found` a
+    /// value, one document examined and returned.
+    [[gnu::always_inline]] void addPointRead(bool found) {
+        add(keysExamined);
+        if (found) {
+            add(docsExamined);
+            add(nreturned);
+        }
     }
     std::atomic<uint64_t> keysExamined{0};
     std::atomic<uint64_t> docsExamined{0};
@@ -197,6 +213,7 @@ class CurOp {
     std::atomic<uint32_t> state_{kIdle};
     std::atomic<uint64_t> opid_{0};
     std::atomic<bool> killed_{false};
+    bool counted_ = false;  // owner only: a counter is not zero
     // Written by the owner while idle, read by others only while active.
     Description d_;
     int64_t startNanos_ = 0;

@@ -37,7 +37,7 @@ class OpScope {
     }
     [[gnu::always_inline]] ~OpScope() {
         if (outer_) [[likely]]
-            session_.endOp(code_);
+            session_.endOp(code_, pointRead_);
     }
     OpScope(const OpScope&) = delete;
     OpScope& operator=(const OpScope&) = delete;
@@ -49,11 +49,23 @@ class OpScope {
         return s;
     }
     CurOp& curOp() { return session_.curOp_; }
+    /// The operation was a point read (get) that `found` a value or not.
+    /// Its counters reach the CurOp at once inside an outer operation;
+    /// otherwise only if the operation is reported: a point read examines
+    /// its key at its very end, so no reader could see them any earlier,
+    /// and the common operation never writes or clears them.
+    [[gnu::always_inline]] void countPointRead(bool found) {
+        if (outer_) [[likely]]
+            pointRead_ = found ? CurOp::PointRead::kFound : CurOp::PointRead::kMissed;
+        else
+            session_.curOp_.addPointRead(found);
+    }
 
   private:
     Session& session_;
     const bool outer_;
     StatusCode code_ = StatusCode::kOk;
+    CurOp::PointRead pointRead_ = CurOp::PointRead::kNone;
 };
 
 [[gnu::always_inline]] inline void Session::beginOp(const CurOp::Description& d) {
@@ -68,10 +80,13 @@ class OpScope {
     curOp_.begin(d, engine_.clock_.nowNanos());
 }
 
-[[gnu::always_inline]] inline void Session::endOp(StatusCode code) {
+[[gnu::always_inline]] inline void Session::endOp(StatusCode code, CurOp::PointRead pointRead) {
     const int64_t nanos = engine_.clock_.nowNanos() - curOp_.startNanos();
-    if (nanos > engine_.reportNanos()) [[unlikely]]
+    if (nanos > engine_.reportNanos()) [[unlikely]] {
+        if (pointRead != CurOp::PointRead::kNone)
+            curOp_.addPointRead(pointRead == CurOp::PointRead::kFound);
         reportOp(nanos, code);
+    }
     if (explicit_)
         describeTxn();
     curOp_.end();

@@ -336,11 +336,7 @@ Status Session::get(std::string_view ns, std::string_view key, std::string* valu
         result = read(op.collection(), key, value);
         engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
     }
-    curOp_.add(curOp_.keysExamined);
-    if (result.ok()) {
-        curOp_.add(curOp_.docsExamined);
-        curOp_.add(curOp_.nreturned);
-    }
+    scope.countPointRead(result.ok());
     return scope.finish(std::move(result));
 }
 

@@ -256,7 +256,9 @@ class Session {
     /// After an operation's body: an Interrupted inside an explicit
     /// transaction aborts it.
     Status afterOp(Status s);
-    void endOp(StatusCode code);
+    /// `pointRead`: the counters of a point read, added only when the
+    /// operation is reported (OpScope::countPointRead).
+    void endOp(StatusCode code, CurOp::PointRead pointRead);
     /// endOp's slow path: the slow-op log and the profiler, for an
     /// operation that ran `nanos` (over Engine::reportNanos()).
     [[gnu::noinline]] void reportOp(int64_t nanos, StatusCode code);
