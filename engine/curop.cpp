@@ -39,18 +39,6 @@ OpCounters CurOp::counters() const {
     return c;
 }
 
-void CurOp::resetCounters() {
-    // Plain stores, no loop: this runs at the end of every operation.
-    keysExamined.store(0, std::memory_order_relaxed);
-    docsExamined.store(0, std::memory_order_relaxed);
-    nreturned.store(0, std::memory_order_relaxed);
-    numYields.store(0, std::memory_order_relaxed);
-    writeConflicts.store(0, std::memory_order_relaxed);
-    prepareConflicts.store(0, std::memory_order_relaxed);
-    keysInserted.store(0, std::memory_order_relaxed);
-    keysDeleted.store(0, std::memory_order_relaxed);
-}
-
 void CurOp::endSlow() {
     // A reader is copying the description: wait until it is done (it holds
     // the state for a few hundred nanoseconds), then end.
@@ -97,20 +85,8 @@ OpSnapshot CurOp::copy() const {
         s.valueBytes = d_.value.size();
         s.valuePrefix = printable(d_.value.substr(0, kValuePrefixBytes));
     }
-    s.startMicros = startMicros_;
+    s.startMicros = startNanos_ / 1000;
     s.counters = counters();
-    return s;
-}
-
-std::optional<OpSnapshot> CurOp::snapshot(std::atomic<uint64_t>& opidCounter,
-                                          const std::function<void()>& whileHeld) {
-    if (!lockForRead())
-        return std::nullopt;
-    OpSnapshot s = copy();
-    s.opid = ensureOpid(opidCounter);
-    if (whileHeld)
-        whileHeld();
-    unlockRead();
     return s;
 }
 

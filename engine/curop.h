@@ -72,43 +72,73 @@ class CurOp {
 
     /// What an operation is, as begin() takes it. The views must stay
     /// valid until end(): they are the caller's arguments, copied only when
-    /// somebody reads the operation.
+    /// somebody reads the operation. keyEnd is read only when hasRange,
+    /// value only when hasValue.
     struct Description {
         Description() = default;
         Description(CurOpType o, std::string_view c, std::string_view n = {},
                     std::string_view k = {})
             : op(o), command(c), ns(n), key(k) {}
         CurOpType op = CurOpType::kNone;
+        bool hasRange = false;
+        bool hasValue = false;
         std::string_view command;
         std::string_view ns;
         std::string_view key;
         std::string_view keyEnd;
         std::string_view value;
-        bool hasRange = false;
-        bool hasValue = false;
     };
 
-    /// Starts an operation (publishes `d` with one release store).
+    /// Starts an operation (publishes `d` with one release store) that
+    /// began at `startNanos` on the engine's operation clock (OpClock).
     /// `opid` 0: handed out when first asked for.
-    [[gnu::always_inline]] void begin(const Description& d, int64_t nowMicros, uint64_t opid = 0) {
-        d_ = d;
-        startMicros_ = nowMicros;
+    [[gnu::always_inline]] void begin(const Description& d, int64_t startNanos, uint64_t opid = 0) {
+        // Field by field: a point operation stores neither keyEnd nor value
+        // (nobody reads them without their flag).
+        d_.op = d.op;
+        d_.hasRange = d.hasRange;
+        d_.hasValue = d.hasValue;
+        d_.command = d.command;
+        d_.ns = d.ns;
+        d_.key = d.key;
+        if (d.hasRange)
+            d_.keyEnd = d.keyEnd;
+        if (d.hasValue)
+            d_.value = d.value;
+        startNanos_ = startNanos;
         opid_.store(opid, std::memory_order_relaxed);
         killed_.store(false, std::memory_order_relaxed);
         state_.store(kActive, std::memory_order_release);
     }
-    /// Ends the operation: waits for a reader that is copying it.
+    /// Ends the operation: waits for a reader that is copying it, then
+    /// clears the counters for the next one (if it counted anything).
     [[gnu::always_inline]] void end() {
         uint32_t expected = kActive;
         if (!state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel))
             [[unlikely]]
             endSlow();
-        resetCounters();
+        if (counted_) {
+            resetCounters();
+            counted_ = false;
+        }
     }
     bool active() const { return state_.load(std::memory_order_relaxed) != kIdle; }
 
     [[gnu::always_inline]] void add(std::atomic<uint64_t>& c, uint64_t n = 1) {
         c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        counted_ = true;
+    }
+    /// What a point read (get) found, for counters it adds later
+    /// (OpScope::countPointRead).
+    enum class PointRead : uint8_t { kNone, kMissed, kFound };
+    /// A point read's counters: one key examined and, when it `found` a
+    /// value, one document examined and returned.
+    [[gnu::always_inline]] void addPointRead(bool found) {
+        add(keysExamined);
+        if (found) {
+            add(docsExamined);
+            add(nreturned);
+        }
     }
     std::atomic<uint64_t> keysExamined{0};
     std::atomic<uint64_t> docsExamined{0};
@@ -120,18 +150,30 @@ class CurOp {
     std::atomic<uint64_t> keysDeleted{0};
     OpCounters counters() const;
 
-    int64_t startMicros() const { return startMicros_; }
+    int64_t startNanos() const { return startNanos_; }
+    /// The running operation's namespace (a view of begin()'s argument).
+    std::string_view ns() const { return d_.ns; }
     /// The owner's full copy (for the slow-op log and the profiler).
     OpSnapshot ownSnapshot(std::atomic<uint64_t>& opidCounter);
 
     // ---- any thread ----
 
-    /// A copy of the running operation; nullopt when idle. `whileHeld`
-    /// (when given) runs while the operation cannot end, so what it gathers
-    /// (the operation's lock stats, its held locks) is this operation's and
-    /// not the next one's; it must be brief and must not wait for the owner.
-    std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter,
-                                       const std::function<void()>& whileHeld = {});
+    /// A copy of the running operation; nullopt when idle. `whileRunning`
+    /// runs while the operation cannot end (for what its owner keeps
+    /// elsewhere: its lock counters).
+    template <typename F>
+    std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter, F&& whileRunning) {
+        if (!lockForRead())
+            return std::nullopt;
+        OpSnapshot s = copy();
+        s.opid = ensureOpid(opidCounter);
+        whileRunning();
+        unlockRead();
+        return s;
+    }
+    std::optional<OpSnapshot> snapshot(std::atomic<uint64_t>& opidCounter) {
+        return snapshot(opidCounter, [] {});
+    }
     /// If the running operation has opid `opid`: marks it killed and runs
     /// `interrupt` while it cannot end, and returns true.
     template <typename F>
@@ -155,7 +197,17 @@ class CurOp {
   private:
     static constexpr uint32_t kIdle = 0, kActive = 1, kReading = 2;
     void endSlow();
-    void resetCounters();
+    [[gnu::always_inline]] void resetCounters() {
+        // Plain stores, no loop: this runs at the end of every operation.
+        keysExamined.store(0, std::memory_order_relaxed);
+        docsExamined.store(0, std::memory_order_relaxed);
+        nreturned.store(0, std::memory_order_relaxed);
+        numYields.store(0, std::memory_order_relaxed);
+        writeConflicts.store(0, std::memory_order_relaxed);
+        prepareConflicts.store(0, std::memory_order_relaxed);
+        keysInserted.store(0, std::memory_order_relaxed);
+        keysDeleted.store(0, std::memory_order_relaxed);
+    }
     bool lockForRead();
     void unlockRead() { state_.store(kActive, std::memory_order_release); }
     uint64_t ensureOpid(std::atomic<uint64_t>& opidCounter);
@@ -164,9 +216,10 @@ class CurOp {
     std::atomic<uint32_t> state_{kIdle};
     std::atomic<uint64_t> opid_{0};
     std::atomic<bool> killed_{false};
+    bool counted_ = false;  // owner only: a counter is not zero
     // Written by the owner while idle, read by others only while active.
     Description d_;
-    int64_t startMicros_ = 0;
+    int64_t startNanos_ = 0;
 };
 
 }  // namespace mvkv::engine

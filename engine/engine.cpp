@@ -186,8 +186,7 @@ Status Engine::openSlowOpLog(bool withFile) {
     if (!log.ok())
         return log.status();
     slowLog_ = std::move(log).value();
-    slowMicros_.store(slowLog_->slowMs() * 1000, std::memory_order_relaxed);
-    updateClockPrecision();
+    updateOpMonitoring();
     return Status::OK();
 }
 

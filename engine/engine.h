@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -213,10 +214,16 @@ class Engine {
     friend class Cursor;
     friend class OperationContext;
     friend class Profiler;
-    /// The slow-op threshold in microseconds, for the operations' end check.
+    /// The slow-op threshold in microseconds.
     int64_t slowMicros() const { return slowMicros_.load(std::memory_order_relaxed); }
-    /// Precise timing when a profiler is on or the threshold is small.
-    void updateClockPrecision();
+    /// The operations' end check in one load: an operation that ran more
+    /// nanoseconds than this goes to Session::reportOp (over the slow-op
+    /// threshold, or any duration while a profiler is on).
+    int64_t reportNanos() const { return reportNanos_.load(std::memory_order_relaxed); }
+    /// After the slow-op threshold or a profiling level changed: derives
+    /// slowMicros(), reportNanos() and the clock's precision (precise when
+    /// a profiler is on or the threshold is small) from them.
+    void updateOpMonitoring();
     /// The slow-op log, with `<path>/mvkv.log` when `withFile`.
     Status openSlowOpLog(bool withFile);
 
@@ -224,7 +231,9 @@ class Engine {
     OpClock clock_;
     OpRegistry ops_;
     std::unique_ptr<SlowOpLog> slowLog_;
+    std::mutex monitoringMutex_;  // updateOpMonitoring()'s derivations, one at a time
     std::atomic<int64_t> slowMicros_{0};
+    std::atomic<int64_t> reportNanos_{std::numeric_limits<int64_t>::max()};  // until the log opens
     mutable EpochManager epochs_;  // outlives every tree below; pinned by const readers
     lockmgr::LockManager lockManager_;
     mvcc::TransactionManager txns_;

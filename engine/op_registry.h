@@ -42,6 +42,23 @@ struct OpTally {
         kSlowOps,
         kCount
     };
+    /// The opcounter an operation of type `op` counts in.
+    static constexpr Counter counterFor(CurOpType op) {
+        switch (op) {
+            case CurOpType::kInsert:
+                return kInsert;
+            case CurOpType::kUpdate:
+                return kUpdate;
+            case CurOpType::kRemove:
+                return kDelete;
+            case CurOpType::kGetMore:
+                return kGetMore;
+            case CurOpType::kQuery:
+                return kQuery;
+            default:
+                return kCommand;
+        }
+    }
     std::atomic<uint64_t> counters[kCount] = {};
     [[gnu::always_inline]] void add(Counter c, uint64_t n = 1) {
         auto& a = counters[c];

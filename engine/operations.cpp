@@ -2,6 +2,8 @@
 // settings (docs/operations.md).
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "engine/engine.h"
 #include "engine/op_report.h"
 #include "engine/session.h"
@@ -75,15 +77,27 @@ Status Engine::killOp(uint64_t opid) {
 Status Engine::setSlowOp(int64_t slowMs, double sampleRate) {
     if (Status s = slowLog_->set(slowMs, sampleRate); !s.ok())
         return s;
-    slowMicros_.store(slowMs * 1000, std::memory_order_relaxed);
-    updateClockPrecision();
+    updateOpMonitoring();
     return Status::OK();
 }
 
-void Engine::updateClockPrecision() {
+void Engine::updateOpMonitoring() {
+    // Under a mutex: two changes at once (a threshold and a profiling
+    // level) must not leave the older derivation behind.
+    std::lock_guard<std::mutex> g(monitoringMutex_);
+    const int64_t slowMicros = slowLog_->slowMs() * 1000;  // fits: SlowOpLog::set checks
+    const bool profiling = profiler_->anyOn();
+    slowMicros_.store(slowMicros, std::memory_order_relaxed);
+    // More nanoseconds than this are more whole microseconds than the
+    // threshold: the same judgement as reportOp's.
+    const int64_t report = slowMicros > (std::numeric_limits<int64_t>::max() - 999) / 1000
+                               ? std::numeric_limits<int64_t>::max()
+                               : slowMicros * 1000 + 999;
+    reportNanos_.store(profiling ? std::numeric_limits<int64_t>::min() : report,
+                       std::memory_order_relaxed);
     // A coarse clock ticks every few milliseconds: enough to tell 100 ms,
     // not enough for a profiler's millis or a small threshold.
-    clock_.setPrecise(profiler_->anyOn() || slowLog_->slowMs() < 50);
+    clock_.setPrecise(profiling || slowMicros < 50'000);
 }
 
 }  // namespace mvkv::engine

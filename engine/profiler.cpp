@@ -62,7 +62,7 @@ StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level)
         anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
     }
     out.level = level;
-    engine_.updateClockPrecision();
+    engine_.updateOpMonitoring();
     return out;
 }
 
@@ -75,7 +75,7 @@ void Profiler::forgetDatabase(std::string_view db) {
         levels_.erase(it);
         anyOn_.store(!levels_.empty(), std::memory_order_relaxed);
     }
-    engine_.updateClockPrecision();
+    engine_.updateOpMonitoring();
 }
 
 Status Profiler::ensureCollection(std::string_view db) {
@@ -100,18 +100,10 @@ Status Profiler::ensureCollection(std::string_view db) {
     return s;
 }
 
-void Profiler::maybeProfile(std::string_view db, const FinishedOp& f, bool slow) {
-    int level;
-    {
-        std::lock_guard<std::mutex> g(mutex_);
-        auto it = levels_.find(db);
-        if (it == levels_.end())
-            return;
-        level = it->second;
-    }
-    if (level == 1 && !slow)
-        return;
-    write(db, f);
+int Profiler::levelOf(std::string_view db) const {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = levels_.find(db);
+    return it == levels_.end() ? 0 : it->second;
 }
 
 void Profiler::write(std::string_view db, const FinishedOp& f) {

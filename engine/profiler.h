@@ -57,10 +57,13 @@ class Profiler {
     Setting get(std::string_view db) const;
     /// True when some database has a level above 0: operations then ask.
     bool anyOn() const { return anyOn_.load(std::memory_order_relaxed); }
-    /// Profiles `f` on `db` if its level asks for it: level 2 always, level
-    /// 1 when `slow` (over slowms and sampled in, decided once by the caller
-    /// for the log and the profile alike).
-    void maybeProfile(std::string_view db, const FinishedOp& f, bool slow);
+    /// `db`'s level (0 when not set): the caller profiles at level 2 always,
+    /// at level 1 when slow (over slowms and sampled in, decided once for
+    /// the log and the profile alike). Asked before the caller builds the
+    /// entry, so an operation on a database nobody profiles costs a lookup.
+    int levelOf(std::string_view db) const;
+    /// Writes `f` to `<db>.system.profile`.
+    void profile(std::string_view db, const FinishedOp& f) { write(db, f); }
 
     uint64_t written() const { return written_.load(std::memory_order_relaxed); }
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }

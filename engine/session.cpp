@@ -53,23 +53,16 @@ Deadline Session::lockDeadline() const {
 }
 
 void Session::interrupt() {
+    // The locker's flag first: beginOpSlow clears the locker's flag only
+    // after it took ours, so it can never clear ours and leave the locker's
+    // set behind it (every later lock wait of the session would fail).
     // Sequentially consistent with docLockWait_ (DocumentLocks::acquire
     // publishes it, then checks the flag): either the sleeper sees the flag
     // or this sees the stripe and wakes it.
-    interrupted_.store(true);
     locker_.interrupt();
+    interrupted_.store(true);
     if (LockWaiters::Stripe* stripe = docLockWait_.load())
         stripe->wakeAll();
-}
-
-void Session::startOperation() {
-    lastOpWriteConflicts_ = 0;
-    // Inside withTransaction the whole transaction is one operation: an
-    // interrupt during its body must reach the retry loop. (Load first: no
-    // read-modify-write on the common path.)
-    if (!inWithTransaction_ && interrupted_.load(std::memory_order_relaxed) &&
-        interrupted_.exchange(false, std::memory_order_acq_rel))
-        locker_.clearInterrupt();
 }
 
 Status Session::checkInterrupted() const {
@@ -78,18 +71,25 @@ Status Session::checkInterrupted() const {
     return Status::OK();
 }
 
+namespace {
+/// checkKey's and checkValue's error, out of line: the checks themselves
+/// stay small enough to inline into every read and write.
+[[gnu::noinline, gnu::cold]] Status tooLarge(std::string_view what, size_t bytes, size_t limit,
+                                             std::string_view option) {
+    return Status::InvalidArgument(
+        fmt::format("{} is {} bytes; the limit is {} ({})", what, bytes, limit, option));
+}
+}  // namespace
+
 Status Session::checkKey(std::string_view key) const {
-    if (key.size() > engine_.options_.maxKeyBytes)
-        return Status::InvalidArgument(fmt::format("key is {} bytes; the limit is {} (maxKeyBytes)",
-                                                   key.size(), engine_.options_.maxKeyBytes));
+    if (key.size() > engine_.options_.maxKeyBytes) [[unlikely]]
+        return tooLarge("key", key.size(), engine_.options_.maxKeyBytes, "maxKeyBytes");
     return Status::OK();
 }
 
 Status Session::checkValue(std::string_view value) const {
-    if (value.size() > engine_.options_.maxValueBytes)
-        return Status::InvalidArgument(
-            fmt::format("value is {} bytes; the limit is {} (maxValueBytes)", value.size(),
-                        engine_.options_.maxValueBytes));
+    if (value.size() > engine_.options_.maxValueBytes) [[unlikely]]
+        return tooLarge("value", value.size(), engine_.options_.maxValueBytes, "maxValueBytes");
     return Status::OK();
 }
 
@@ -392,11 +392,7 @@ Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::st
         result = read(op.collection(), key, value, expiresAtMs);
         engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
     }
-    curOp_.add(curOp_.keysExamined);
-    if (result.ok()) {
-        curOp_.add(curOp_.docsExamined);
-        curOp_.add(curOp_.nreturned);
-    }
+    scope.countPointRead(result.ok());
     return scope.finish(std::move(result));
 }
 
@@ -556,39 +552,21 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
 }
 
 namespace {
-CurOp::Description describeWrite(char op, std::string_view ns, std::string_view key,
-                                 std::string_view value) {
-    CurOp::Description d;
-    d.ns = ns;
-    d.key = key;
-    switch (op) {
-        case 'p':
-            d.op = CurOpType::kUpdate;
-            d.command = "put";  // an upsert
-            break;
-        case 'i':
-            d.op = CurOpType::kInsert;
-            d.command = "insert";
-            break;
-        case 'u':
-            d.op = CurOpType::kUpdate;
-            d.command = "update";
-            break;
-        default:
-            d.op = CurOpType::kRemove;
-            d.command = "delete";
-            return d;
-    }
-    d.value = value;
-    d.hasValue = true;
-    return d;
-}
+/// A write as currentOp shows it, by Session::WriteOp (put, insert,
+/// update, remove): a put is an upsert.
+constexpr CurOpType kWriteType[] = {CurOpType::kUpdate, CurOpType::kInsert, CurOpType::kUpdate,
+                                    CurOpType::kRemove};
+constexpr std::string_view kWriteCommand[] = {"put", "insert", "update", "delete"};
 }  // namespace
 
 Status Session::write(WriteOp op, std::string_view ns, std::string_view key,
                       std::string_view value, const WriteOptions* options) {
-    static constexpr char kOpLetter[] = {'p', 'i', 'u', 'd'};
-    OpScope scope(*this, describeWrite(kOpLetter[int(op)], ns, key, value));
+    static_assert(int(WriteOp::kPut) == 0 && int(WriteOp::kInsert) == 1 &&
+                  int(WriteOp::kUpdate) == 2 && int(WriteOp::kRemove) == 3);
+    CurOp::Description d(kWriteType[int(op)], kWriteCommand[int(op)], ns, key);
+    d.hasValue = op != WriteOp::kRemove;
+    d.value = value;
+    OpScope scope(*this, d);
     if (options) [[unlikely]] {
         if (options->fence)
             return scope.finish(fencedWrite(op, ns, key, value, *options));

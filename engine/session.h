@@ -279,13 +279,22 @@ class Session {
 
     Session(Engine& engine, uint64_t id);
     // ---- operations (engine/op_scope.h) ----
-    void beginOp(const CurOp::Description& d);
+    // beginOp and endOp are the inline fast paths (op_scope.h); the rest
+    // of an operation's life is out of line (session_ops.cpp).
+    inline void beginOp(const CurOp::Description& d);
+    /// beginOp's route when an interrupt is pending or an opid reserved.
+    /// (By value: the caller's description never escapes, so the fast path
+    /// keeps it in registers.)
+    [[gnu::noinline]] void beginOpSlow(CurOp::Description d);
     /// After an operation's body: an Interrupted inside an explicit
     /// transaction aborts it.
     Status afterOp(Status s);
-    void endOp(StatusCode code);
-    /// The slow path of endOp: the slow-op log and the profiler.
-    [[gnu::noinline]] void reportOp(int64_t micros, StatusCode code);
+    /// `pointRead`: the counters of a point read, added only when the
+    /// operation is reported (OpScope::countPointRead).
+    inline void endOp(StatusCode code, CurOp::PointRead pointRead);
+    /// endOp's slow path: the slow-op log and the profiler, for an
+    /// operation that ran `nanos` (over Engine::reportNanos()).
+    [[gnu::noinline]] void reportOp(int64_t nanos, StatusCode code);
     /// Keeps the transaction's description for currentOp up to date.
     void describeTxn();
     /// Releases the operation's locks and snapshot, lets waiters in, checks
@@ -307,8 +316,6 @@ class Session {
     /// The write of one key under locks the caller holds (removeRange).
     Status writeLocked(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
     Deadline lockDeadline() const;
-    /// Called first by every operation: clears an old interrupt.
-    void startOperation();
     Status checkInterrupted() const;
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;

@@ -20,23 +20,6 @@ using lockmgr::LockMode;
 
 namespace {
 
-OpTally::Counter tallyFor(CurOpType op) {
-    switch (op) {
-        case CurOpType::kInsert:
-            return OpTally::kInsert;
-        case CurOpType::kUpdate:
-            return OpTally::kUpdate;
-        case CurOpType::kRemove:
-            return OpTally::kDelete;
-        case CurOpType::kGetMore:
-            return OpTally::kGetMore;
-        case CurOpType::kQuery:
-            return OpTally::kQuery;
-        default:
-            return OpTally::kCommand;
-    }
-}
-
 std::string_view dbOf(std::string_view ns) {
     size_t dot = ns.find('.');
     return dot == std::string_view::npos ? ns : ns.substr(0, dot);
@@ -46,18 +29,22 @@ std::string_view dbOf(std::string_view ns) {
 
 // ---- the operation's life ----
 
-void Session::beginOp(const CurOp::Description& d) {
-    startOperation();
+void Session::beginOpSlow(CurOp::Description d) {
+    // Inside withTransaction the whole transaction is one operation: an
+    // interrupt during its body must reach the retry loop.
+    if (!inWithTransaction_ && interrupted_.load(std::memory_order_relaxed) &&
+        interrupted_.exchange(false, std::memory_order_acq_rel))
+        locker_.clearInterrupt();
     locker_.resetOperationStats();
-    tally_.add(tallyFor(d.op));
+    tally_.add(OpTally::counterFor(d.op));
     uint64_t reserved = 0;
-    if (reservedOpid_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    if (reservedOpid_.load(std::memory_order_relaxed) != 0)
         reserved = reservedOpid_.exchange(0, std::memory_order_acq_rel);
     const bool killedEarly = (reserved & kReservedKilled) != 0;
-    curOp_.begin(d, engine_.clock_.now(), reserved & ~kReservedKilled);
-    if (killedEarly) [[unlikely]] {
+    curOp_.begin(d, engine_.clock_.nowNanos(), reserved & ~kReservedKilled);
+    if (killedEarly) {
         // killOp named this operation's opid before it began: it starts
-        // interrupted (after startOperation() cleared older interrupts).
+        // interrupted (after the older interrupt was cleared above).
         curOp_.markKilled();
         interrupt();
     }
@@ -88,16 +75,22 @@ Status Session::afterOp(Status s) {
     return Status::Interrupted(s.message() + "; the transaction was aborted");
 }
 
-void Session::endOp(StatusCode code) {
-    int64_t micros = engine_.clock_.now() - curOp_.startMicros();
-    if ((micros > engine_.slowMicros() || engine_.profiler_->anyOn()) && monitored_) [[unlikely]]
-        reportOp(micros, code);
-    if (explicit_)
-        describeTxn();
-    curOp_.end();
-}
-
-void Session::reportOp(int64_t micros, StatusCode code) {
+void Session::reportOp(int64_t nanos, StatusCode code) {
+    if (!monitored_)
+        return;
+    // The clock may have switched between coarse and precise during the
+    // operation (OpClock::setPrecise); the coarse one lags by up to a tick.
+    const int64_t micros = std::max<int64_t>(nanos, 0) / 1000;
+    // Sampled once, as MongoDB does: a slow operation sampled out is in
+    // neither the log nor a level-1 profile.
+    const bool slow = micros > engine_.slowMicros() && engine_.slowLog_->shouldLog(micros);
+    // Whether a profiler wants it, before anything is built: with one
+    // database profiled, every operation comes here (Engine::reportNanos).
+    const std::string_view db = dbOf(curOp_.ns());
+    const int level = engine_.profiler_->anyOn() && !db.empty() ? engine_.profiler_->levelOf(db) : 0;
+    const bool profile = level == 2 || (level == 1 && slow);
+    if (!slow && !profile)
+        return;
     OpSnapshot snap = curOp_.ownSnapshot(engine_.ops_.opidCounter());
     lockmgr::LockStats locks = locker_.operationStats();
     std::string client = name();
@@ -114,15 +107,12 @@ void Session::reportOp(int64_t micros, StatusCode code) {
         f.readTs = txn_.readTs();
     }
     f.when = std::chrono::system_clock::now();
-    // Sampled once, as MongoDB does: a slow operation sampled out is in
-    // neither the log nor a level-1 profile.
-    const bool slow = micros > engine_.slowMicros() && engine_.slowLog_->shouldLog(micros);
     if (slow) {
         tally_.add(OpTally::kSlowOps);
         engine_.slowLog_->write(slowOpLine(f));
     }
-    if (engine_.profiler_->anyOn() && !snap.ns.empty())
-        engine_.profiler_->maybeProfile(dbOf(snap.ns), f, slow);
+    if (profile)
+        engine_.profiler_->profile(db, f);
 }
 
 void Session::describeTxn() {

@@ -1,5 +1,6 @@
 #include "lockmgr/lock_stats.h"
 
+#include <initializer_list>
 #include <string>
 
 namespace mvkv::lockmgr {
@@ -64,10 +65,14 @@ void LockStats::subtract(const LockStats& other) {
 }
 
 namespace {
-LockStats snapshotOf(const std::array<std::atomic<uint64_t>, LockStats::kSize>& counters) {
+/// The counters of `counters` as a LockStats: each one's value through
+/// `value` (0 leaves it out).
+template <typename Value>
+LockStats snapshotOf(const std::array<std::atomic<uint64_t>, LockStats::kSize>& counters,
+                     Value&& value) {
     LockStats out;
     for (size_t i = 0; i < LockStats::kSize; ++i) {
-        uint64_t v = counters[i].load(std::memory_order_relaxed);
+        uint64_t v = value(counters[i].load(std::memory_order_relaxed));
         if (v) {
             // Recover (type, mode, kind) from the flat index.
             size_t k = i % kLockStatKinds;
@@ -80,28 +85,31 @@ LockStats snapshotOf(const std::array<std::atomic<uint64_t>, LockStats::kSize>& 
 }
 }  // namespace
 
-LockStats LockerLockStats::snapshot() const { return snapshotOf(counters_); }
+LockStats LockerLockStats::snapshot() const {
+    return snapshotOf(counters_, [](uint64_t v) { return v; });
+}
 
 LockStats LockerLockStats::operationSnapshot() const {
-    LockStats out = snapshotOf(opCounters_);
-    for (int m = 0; m < kLockModeCount; ++m) {
-        uint64_t n = opChains_[size_t(m)].load(std::memory_order_relaxed);
+    const uint64_t tag = opTag_.load(std::memory_order_relaxed);
+    LockStats out = snapshotOf(opCounters_, [tag](uint64_t v) {
+        return (v & kTagMask) == tag ? v & ~kTagMask : 0;  // another tag: an older operation's
+    });
+    const uint64_t chains = opChains_.load(std::memory_order_relaxed);
+    for (LockMode m : {LockMode::kIS, LockMode::kIX}) {
+        const uint64_t n = (chains >> chainShift(m)) & 0xffffffffu;
         if (n == 0)
             continue;
         for (ResourceType t :
              {ResourceType::kGlobal, ResourceType::kDatabase, ResourceType::kCollection})
-            out.add(t, LockMode(m), LockStatKind::kAcquireCount, n);
+            out.add(t, m, LockStatKind::kAcquireCount, n);
     }
     return out;
 }
 
-void LockerLockStats::resetAllOperation() {
+void LockerLockStats::clearOperationCounters() {
+    // The tags came round: no counter may keep one that could match again.
     for (auto& c : opCounters_)
         c.store(0, std::memory_order_relaxed);
-    for (auto& o : opChains_)
-        o.store(0, std::memory_order_relaxed);
-    opTouched_ = 0;
-    opOverflow_ = false;
 }
 
 void InstanceLockStats::registerLocker(const LockerLockStats* stats) {

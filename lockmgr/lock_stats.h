@@ -17,7 +17,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -62,62 +61,67 @@ class LockStats {
 /// One locker's counters: written by the owner thread only, readable by any.
 /// Two sets: the locker's whole life, and the current operation's (what
 /// currentOp, the slow-op log and the profiler show as an operation's
-/// "locks"), cleared by resetOperation().
+/// "locks"), cleared by resetOperation() when the next operation starts.
+///
+/// Every operation clears its set, so clearing must cost next to nothing:
+/// the lock chain's fast path (Global, Database and Collection in IS or IX:
+/// every point read and write) counts in one packed word cleared with one
+/// store, and each other counter carries the tag of the operation that last
+/// wrote it in its top 16 bits; a counter with another tag reads as zero.
+/// Clearing is a new tag; every 65536 operations, when the tags come round,
+/// the whole set is cleared, so that an old counter never passes for new.
 class LockerLockStats {
   public:
     [[gnu::always_inline]] void add(ResourceType t, LockMode m, LockStatKind k, uint64_t n = 1) {
         const size_t i = LockStats::index(t, m, k);
-        auto& c = counters_[i];
-        c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        bump(counters_[i], n);
         auto& o = opCounters_[i];
-        uint64_t before = o.load(std::memory_order_relaxed);
-        // Remember which counters the operation touched, so that clearing
-        // them costs a store or three rather than the whole array.
-        if (before == 0) {
-            if (opTouched_ < kMaxTouched)
-                touched_[opTouched_++] = static_cast<uint16_t>(i);
-            else
-                opOverflow_ = true;
-        }
-        o.store(before + n, std::memory_order_relaxed);
+        const uint64_t tag = opTag_.load(std::memory_order_relaxed);
+        uint64_t v = o.load(std::memory_order_relaxed);
+        if ((v & kTagMask) != tag)
+            v = tag;  // the first of this operation
+        o.store(v + n, std::memory_order_relaxed);
     }
     /// The lock chain's fast path: one acquisition each of Global, Database
-    /// and Collection in `m`. The operation's share is one counter, not three.
+    /// and Collection in the intent mode `m`.
     [[gnu::always_inline]] void addChain(LockMode m) {
-        for (ResourceType t : {ResourceType::kGlobal, ResourceType::kDatabase,
-                               ResourceType::kCollection}) {
-            auto& c = counters_[LockStats::index(t, m, LockStatKind::kAcquireCount)];
-            c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        }
-        auto& o = opChains_[size_t(m)];
-        o.store(o.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        bump(counters_[LockStats::index(ResourceType::kGlobal, m, LockStatKind::kAcquireCount)]);
+        bump(counters_[LockStats::index(ResourceType::kDatabase, m, LockStatKind::kAcquireCount)]);
+        bump(counters_[LockStats::index(ResourceType::kCollection, m, LockStatKind::kAcquireCount)]);
+        bump(opChains_, kChainOne[size_t(m)]);
     }
     LockStats snapshot() const;
-    /// The current operation's counters (any thread; each read once).
+    /// The current operation's counters (the owner, or a thread that knows
+    /// no operation can start meanwhile: CurOp::snapshot's whileRunning).
     LockStats operationSnapshot() const;
     /// Owner thread: a new operation starts from zero.
     [[gnu::always_inline]] void resetOperation() {
-        if (opOverflow_) [[unlikely]] {
-            resetAllOperation();
-            return;
-        }
-        for (uint32_t j = 0; j < opTouched_; ++j)
-            opCounters_[touched_[j]].store(0, std::memory_order_relaxed);
-        opTouched_ = 0;
-        for (auto& o : opChains_)
-            o.store(0, std::memory_order_relaxed);
+        opChains_.store(0, std::memory_order_relaxed);
+        const uint64_t tag = opTag_.load(std::memory_order_relaxed) + kTagOne;
+        opTag_.store(tag, std::memory_order_relaxed);
+        if (tag == 0) [[unlikely]]
+            clearOperationCounters();
     }
 
   private:
-    static constexpr uint32_t kMaxTouched = 16;
-    void resetAllOperation();
+    static constexpr uint64_t kTagOne = uint64_t{1} << 48;
+    static constexpr uint64_t kTagMask = ~(kTagOne - 1);  // the count: the low 48 bits
+    // opChains_ holds IS chains in its low 32 bits and IX chains in its high
+    // 32 (an operation takes far fewer than 2^32 chains: one each yield; a
+    // locker that never resets, as bench/workload_lockmgr.cpp's, would
+    // carry IS into IX after 2^32 chains, so nobody reads its
+    // operationStats).
+    static constexpr unsigned chainShift(LockMode m) { return m == LockMode::kIX ? 32 : 0; }
+    static constexpr uint64_t kChainOne[kLockModeCount] = {0, 1, uint64_t{1} << 32, 0, 0};  // by mode
+    [[gnu::always_inline]] static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+        c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    void clearOperationCounters();
 
     std::array<std::atomic<uint64_t>, LockStats::kSize> counters_{};
-    std::array<std::atomic<uint64_t>, LockStats::kSize> opCounters_{};
-    std::array<std::atomic<uint64_t>, kLockModeCount> opChains_{};  // addChain's, by mode
-    std::array<uint16_t, kMaxTouched> touched_{};  // owner thread only
-    uint32_t opTouched_ = 0;
-    bool opOverflow_ = false;
+    std::array<std::atomic<uint64_t>, LockStats::kSize> opCounters_{};  // tag | count
+    std::atomic<uint64_t> opChains_{0};  // addChain's, packed by mode
+    std::atomic<uint64_t> opTag_{0};     // the current operation's tag (top 16 bits)
 };
 
 /// Engine-wide counters: the live lockers (registered by their constructors)

@@ -118,11 +118,13 @@ class Locker {
     /// A snapshot of this locker's own counters (any thread). They are also
     /// part of LockManager::stats() for as long as the locker lives, and after.
     LockStats stats() const { return stats_.snapshot(); }
-    /// The counters since the last resetOperationStats() (any thread): one
-    /// operation's "locks" in currentOp and the slow-op log.
+    /// The counters since the last resetOperationStats(): one operation's
+    /// "locks" in currentOp and the slow-op log. The owner thread, or
+    /// another while the owner cannot start its next operation (meanwhile a
+    /// new one's counters could read as the old one's).
     LockStats operationStats() const { return stats_.operationSnapshot(); }
     /// Owner thread: the next operation starts its counters from zero.
-    void resetOperationStats() { stats_.resetOperation(); }
+    [[gnu::always_inline]] void resetOperationStats() { stats_.resetOperation(); }
 
     // ---- Two-phase locking ----
 

@@ -141,6 +141,61 @@ TEST_CASE("stats: JSON letters r/w/R/W and recursive acquisitions") {
     CHECK(json::parse(LockStats().toJson()) == json::object());
 }
 
+TEST_CASE("stats: an operation's counters start from zero at resetOperationStats") {
+    LockManager mgr;
+    Locker l(mgr);
+    // One operation: two IS chains and one IX chain (the fast path, counted
+    // in one packed word), then an X on a database (the general path).
+    for (LockMode m : {LockMode::kIS, LockMode::kIS, LockMode::kIX}) {
+        AutoGetCollection agc(l, "db.c", m);
+        REQUIRE(agc.status().ok());
+    }
+    {
+        DBLock db(l, "other", LockMode::kX);
+        REQUIRE(db.status().ok());
+    }
+    json expected = {
+        {"Global", {{"acquireCount", {{"r", 2}, {"w", 2}}}}},
+        {"Database", {{"acquireCount", {{"r", 2}, {"w", 1}, {"W", 1}}}}},
+        {"Collection", {{"acquireCount", {{"r", 2}, {"w", 1}}}}},
+    };
+    CHECK(json::parse(l.operationStats().toJson()) == expected);
+    CHECK(json::parse(l.stats().toJson()) == expected);  // the whole life, so far the same
+
+    // The next operation starts from zero; the whole life keeps counting.
+    l.resetOperationStats();
+    CHECK(json::parse(l.operationStats().toJson()) == json::object());
+    {
+        DBLock db(l, "other", LockMode::kX);
+        REQUIRE(db.status().ok());
+    }
+    CHECK(json::parse(l.operationStats().toJson()) ==
+          json{{"Global", {{"acquireCount", {{"w", 1}}}}},
+               {"Database", {{"acquireCount", {{"W", 1}}}}}});
+    CHECK(json::parse(l.stats().toJson())["Database"]["acquireCount"]["W"] == 2);
+
+    // An operation's tag comes round after 65536 operations: the counter
+    // written above must not pass for the operation that gets its tag again.
+    for (int i = 0; i < 65536; ++i)
+        l.resetOperationStats();
+    CHECK(json::parse(l.operationStats().toJson()) == json::object());
+
+    // The same for a counter written under tag 0 (the operation right after
+    // the counters were cleared): the first 65536 resets above ended on tag
+    // 1, so 65535 more bring the tag to 0 (clearing), then write, then
+    // 65536 more bring tag 0 round again.
+    for (int i = 0; i < 65535; ++i)
+        l.resetOperationStats();
+    {
+        DBLock db(l, "other", LockMode::kX);  // the general path: a tagged counter
+        REQUIRE(db.status().ok());
+    }
+    CHECK(json::parse(l.operationStats().toJson())["Database"]["acquireCount"]["W"] == 1);
+    for (int i = 0; i < 65536; ++i)
+        l.resetOperationStats();
+    CHECK(json::parse(l.operationStats().toJson()) == json::object());
+}
+
 TEST_CASE("stats: a write that waits counts acquireWaitCount and time") {
     LockManager mgr;
     const ResourceId c = ResourceId::collection("db.c");
