@@ -260,14 +260,22 @@ ReplicaSet::Member* ReplicaSet::find(int id) const {
     return members_[static_cast<size_t>(id - 1)].get();
 }
 
-Status ReplicaSet::pause(int id) {
-    std::lock_guard lock(controlMutex_);
+StatusWith<ReplicaSet::Member*> ReplicaSet::pausable(int id) const {
     if (id == 0)
         return Status::IllegalOperation("member 0 is the primary; only secondaries pause");
     Member* m = find(id);
     if (!m)
         return Status::NotFound(fmt::format("no member {}; the set has members 0..{}", id,
                                             members_.size()));
+    return m;
+}
+
+Status ReplicaSet::pause(int id) {
+    std::lock_guard lock(controlMutex_);
+    auto found = pausable(id);
+    if (!found.ok())
+        return found.status();
+    Member* m = found.value();
     if (!m->applier)
         return Status::IllegalOperation(fmt::format("member {} is paused already", id));
     m->applier->stop();
@@ -279,12 +287,10 @@ Status ReplicaSet::pause(int id) {
 
 Status ReplicaSet::resume(int id) {
     std::lock_guard lock(controlMutex_);
-    if (id == 0)
-        return Status::IllegalOperation("member 0 is the primary; only secondaries pause");
-    Member* m = find(id);
-    if (!m)
-        return Status::NotFound(fmt::format("no member {}; the set has members 0..{}", id,
-                                            members_.size()));
+    auto found = pausable(id);
+    if (!found.ok())
+        return found.status();
+    Member* m = found.value();
     // A member whose applier stopped on an error resumes as a paused one.
     if (m->applier && m->applier->stats().running)
         return Status::IllegalOperation(fmt::format("member {} is not paused", id));

@@ -110,6 +110,8 @@ class ReplicaSet {
     };
     ReplicaSet(Engine& primary, ReplicaSetOptions options);
     Member* find(int id) const;
+    /// Secondary `id` for pause/resume: IllegalOperation for 0, NotFound.
+    StatusWith<Member*> pausable(int id) const;
     StatusWith<std::unique_ptr<ReplicaApplier>> startApplier(Member& m, mvcc::Timestamp after);
 
     Engine& primary_;
