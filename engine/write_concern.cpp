@@ -63,7 +63,10 @@ Status Engine::awaitWriteConcern(mvcc::Timestamp ts, const WriteConcern& wc) {
     if (!wc.majority)
         return Status::OK();  // w: 1, checked before the commit
     // Standalone: a majority of one is the engine's own durable point, which
-    // a logged commit reaches once the holes below it close.
+    // a logged commit reaches once the holes below it close. Without an
+    // oplog there is nothing to wait on: the commit is all the engine has.
+    if (oplog() == nullptr)
+        return Status::OK();
     const auto deadline = wc.wtimeout ? std::chrono::steady_clock::now() + *wc.wtimeout
                                       : std::chrono::steady_clock::now() + std::chrono::hours(24);
     const mvcc::Timestamp reached = waitMajorityCommitAfter(ts - 1, deadline);
