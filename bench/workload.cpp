@@ -88,6 +88,7 @@ void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerOplogWorkload(registry);
     registerRecoveryWorkload(registry);
     registerDoclockWorkload(registry);
+    registerReplsetWorkload(registry);
 }
 
 }  // namespace mvkv::bench

@@ -132,6 +132,8 @@ void registerOplogWorkload(WorkloadRegistry& registry);
 void registerRecoveryWorkload(WorkloadRegistry& registry);
 /// Document locks: acquire + release against insert + delete; contention.
 void registerDoclockWorkload(WorkloadRegistry& registry);
+/// A replica set's primary: commits per second with {w: 1} and {w: "majority"}.
+void registerReplsetWorkload(WorkloadRegistry& registry);
 /// fillseq ... longsnapshot on every engine (storage_workload.h).
 void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.

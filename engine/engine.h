@@ -32,6 +32,7 @@
 #include "engine/profiler.h"
 #include "engine/slow_op_log.h"
 #include "engine/ttl_monitor.h"
+#include "engine/write_concern.h"
 #include "historystore/history_store.h"
 #include "oplog/oplog_cursor.h"
 #include "oplog/oplog_entry.h"
@@ -120,6 +121,18 @@ class Engine {
                                             std::chrono::steady_clock::time_point deadline);
     /// For a replica set (docs/replication.md): attach, advance, detach.
     MajorityCommitPoint& majorityCommitPoint() { return majority_; }
+    /// The replica set this engine is the primary of (engine/replica_set.h
+    /// installs it; null: standalone). Held while a commit waits on it.
+    void setReplicationCoordinator(std::shared_ptr<ReplicationCoordinator> coordinator);
+    std::shared_ptr<ReplicationCoordinator> replicationCoordinator() const;
+    /// Before a commit with `wc` (engine/write_concern.h): InvalidArgument
+    /// for w < 1, for more members than the set has, and for w > 1 on a
+    /// standalone engine.
+    Status checkWriteConcern(const WriteConcern& wc) const;
+    /// After a commit at `ts`: waits until `wc` is met (standalone:
+    /// majority is the engine's own durable point). WriteConcernTimeout
+    /// after wtimeout, the write committed all the same.
+    Status awaitWriteConcern(mvcc::Timestamp ts, const WriteConcern& wc);
 
     /// WiredTiger's set_timestamp / query_timestamp.
     Status setOldestTimestamp(mvcc::Timestamp ts) { return txns_.setOldest(ts); }
@@ -250,6 +263,8 @@ class Engine {
     std::atomic<uint64_t> sessions_{0};
     DocumentLockState docLocks_;
     MajorityCommitPoint majority_;
+    mutable std::mutex replMutex_;
+    std::shared_ptr<ReplicationCoordinator> repl_;  // GUARDED_BY(replMutex_)
     std::unique_ptr<Profiler> profiler_;  // after everything its session uses
     std::unique_ptr<TtlMonitor> ttlMonitor_;  // stopped first at close
 };

@@ -265,16 +265,20 @@ Status ReplicaApplier::publish(mvcc::Timestamp ts,
         }
     }
     appliedCv_.notify_all();
+    if (options_.onApplied)
+        options_.onApplied(ts);
     return Status::OK();
 }
 
 void ReplicaApplier::finish(Status s) {
     {
         std::lock_guard lock(stateMutex_);
-        error_ = std::move(s);
+        error_ = s;
         running_ = false;
     }
     appliedCv_.notify_all();
+    if (options_.onStopped)
+        options_.onStopped(s);
 }
 
 // --- the workers ---

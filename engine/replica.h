@@ -60,6 +60,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -87,6 +88,13 @@ struct ReplicaOptions {
     /// applied here). 0: from the primary's oldest oplog
     /// entry (what capping left).
     mvcc::Timestamp startAfter = mvcc::kNoTimestamp;
+    /// Called on the tailing thread after each publication with the new
+    /// lastAppliedTs() (a replica set's report, engine/replica_set.h). It
+    /// must not call back into this applier.
+    std::function<void(mvcc::Timestamp)> onApplied;
+    /// Called on the tailing thread once when it ends, with the error it
+    /// stopped on (OK after stop()).
+    std::function<void(const Status&)> onStopped;
 };
 
 struct ReplicaStats {

@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view kSections[] = {
     "globalLock", "locks",       "tickets",  "concurrentTransactions", "opcounters",
     "metrics",    "transactions", "historyStore", "oplog", "checkpoint", "profiler",
-    "deadlocks",  "connections", "log", "documentLocks"};
+    "deadlocks",  "connections", "log", "documentLocks", "repl"};
 
 }  // namespace
 
@@ -100,6 +100,9 @@ StatusWith<std::string> Engine::serverStatus(std::string_view section) {
                   {"file", slowLog_->filePath()},
                   {"fileErrors", slowLog_->fileErrors()}};
     out["documentLocks"] = OrderedJson::parse(docLocks_.statusJson());
+    // Only while this engine is a replica set's primary (docs/replication.md).
+    if (auto coordinator = replicationCoordinator())
+        out["repl"] = OrderedJson::parse(coordinator->statusJson());
     if (section.empty()) {
         out["ok"] = 1;
         return out.dump();

@@ -247,6 +247,8 @@ Status Session::begin(const TxnOptions& options) {
             "a transaction is already running in this session; commit or abort it first");
     mvcc::BeginOptions mvccOptions{options.readTs, options.roundUpReadTs};
     mvccOptions.pin = options.pin;
+    if (Status rc = readConcernTs(options, &mvccOptions.readTs); !rc.ok())
+        return rc;
     Status s = engine_.txns_.begin(txn_, mvccOptions);
     if (s.ok()) {
         explicit_ = true;

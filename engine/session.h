@@ -30,6 +30,7 @@
 #include "engine/curop.h"
 #include "engine/lock_waiters.h"
 #include "engine/op_registry.h"
+#include "engine/write_concern.h"
 #include "engine/write_options.h"
 #include "historystore/history_store.h"
 #include "lockmgr/locker.h"
@@ -50,6 +51,10 @@ struct TxnOptions {
     /// A held pin at or below readTs (a checkpoint's: mvcc::TimestampPin):
     /// the read is allowed even though oldest moved past readTs since.
     const mvcc::TimestampPin* pin = nullptr;
+    /// local: as readTs says; snapshot: at readTs, or at the newest commit
+    /// when none is given (fixed, shown as the transaction's readTs);
+    /// majority: at Engine::majorityCommitTs() (give no readTs with it).
+    ReadConcern readConcern = ReadConcern::kLocal;
 };
 
 /// One version of a key, for inspection (Session::keyHistory).
@@ -112,7 +117,9 @@ class Session {
     Status dropDatabase(std::string_view db);
 
     // --- transactions ---
-    /// IllegalOperation when one is running.
+    /// IllegalOperation when one is running. With read concern majority:
+    /// InvalidArgument with a readTs, Busy while no timestamp is
+    /// majority-committed yet (retry once the members applied something).
     Status begin(const TxnOptions& options = {});
     /// WiredTiger's timestamp_transaction: fixes the commit timestamp now.
     Status timestampTransaction(mvcc::Timestamp commitTs);
@@ -120,6 +127,13 @@ class Session {
     /// a broken timestamp rule the transaction is rolled back (the message
     /// says so). IllegalOperation when none is running.
     Status commit(std::optional<mvcc::Timestamp> commitTs = std::nullopt);
+    /// The same, then waits for write concern `wc` (engine/write_concern.h)
+    /// outside the transaction's locks. Checked first: an unsatisfiable `wc`
+    /// (Engine::checkWriteConcern) is InvalidArgument and the transaction
+    /// stays open, nothing committed. After the commit: WriteConcernTimeout
+    /// (the write IS committed; the message says so). A read-only
+    /// transaction waits for nothing.
+    Status commit(const WriteConcern& wc, std::optional<mvcc::Timestamp> commitTs = std::nullopt);
     Status abort();
     bool inTransaction() const { return explicit_; }
 
@@ -316,6 +330,8 @@ class Session {
     /// The write of one key under locks the caller holds (removeRange).
     Status writeLocked(WriteOp op, Collection& coll, std::string_view key, std::string_view value);
     Deadline lockDeadline() const;
+    /// The read timestamp `options`' read concern asks for (engine/write_concern.cpp).
+    Status readConcernTs(const TxnOptions& options, mvcc::Timestamp* readTs) const;
     Status checkInterrupted() const;
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;

@@ -2038,3 +2038,119 @@ TEST_CASE("issue 17: the lock commands are in help") {
           "del COLL KEY [lock=OWNER:TOKEN]"})
         CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
 }
+
+TEST_CASE("issue 18: rs add/status/pause/resume, commit w=, begin read_concern= (--json)") {
+    TempDir dir("mvkv-shell");
+    Child c({dir.path, "--json", "--sync", "none"});
+    json none = ask(c, "rs status");
+    REQUIRE(none["ok"] == true);
+    CHECK(none["members"] == json::array());
+    CHECK(ask(c, "rs pause 1")["code"] == "NotFound");
+    REQUIRE(ask(c, "create c")["ok"] == true);
+
+    json a1 = ask(c, "rs add");
+    REQUIRE(a1["ok"] == true);
+    CHECK(a1["id"] == 1);
+    json a2 = ask(c, "rs add");
+    CHECK(a2["id"] == 2);
+    CHECK(a2["members"] == 3);
+
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c k v0")["ok"] == true);
+    json w3 = ask(c, "commit w=3 wtimeout=20000");
+    REQUIRE(w3["ok"] == true);
+    CHECK(w3["writeConcern"] == "{w: 3, wtimeout: 20000}");
+    const uint64_t ts0 = w3["commitTs"].get<uint64_t>();
+
+    json st = ask(c, "rs status");
+    REQUIRE(st["members"].size() == 3);
+    CHECK(st["members"][0] == json{{"id", 0}, {"state", "PRIMARY"}, {"lastApplied", st["members"][0]["lastApplied"]},
+                                   {"lastDurable", st["members"][0]["lastDurable"]}, {"paused", false}});
+    CHECK(st["members"][1]["state"] == "SECONDARY");
+    CHECK(st["members"][2]["lastApplied"].get<uint64_t>() >= ts0);
+    CHECK(st["majorityCommitPoint"].get<uint64_t>() >= ts0);
+
+    // Two of three paused: a majority write times out, committed all the same.
+    CHECK(ask(c, "rs pause 1") == json{{"cmd", "rs"}, {"session", "main"}, {"ok", true}, {"id", 1},
+                                       {"paused", true}});
+    REQUIRE(ask(c, "rs pause 2")["ok"] == true);
+    CHECK(ask(c, "rs pause 2")["code"] == "IllegalOperation");
+    CHECK(ask(c, "rs status")["members"][2]["state"] == "PAUSED");
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c k v1")["ok"] == true);
+    json late = ask(c, "commit w=majority wtimeout=20");
+    CHECK(late["ok"] == false);
+    CHECK(late["code"] == "WriteConcernTimeout");
+    CHECK(late["error"].get<std::string>().find("IS committed") != std::string::npos);
+    CHECK(late["hint"].get<std::string>().find("committed") != std::string::npos);
+    CHECK(ask(c, "get c k")["value"] == "v1");  // local: the write stands
+    json rc = ask(c, "begin read_concern=majority");
+    REQUIRE(rc["ok"] == true);
+    CHECK(rc["readConcern"] == "majority");
+    CHECK(ask(c, "get c k")["value"] == "v0");  // not majority-committed yet
+    REQUIRE(ask(c, "commit")["ok"] == true);
+
+    // One back: 2 of 3 again; the next majority write waits for it.
+    REQUIRE(ask(c, "rs resume 1")["ok"] == true);
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c k2 x")["ok"] == true);
+    REQUIRE(ask(c, "commit w=majority")["ok"] == true);
+    REQUIRE(ask(c, "begin read_concern=majority")["ok"] == true);
+    CHECK(ask(c, "get c k")["value"] == "v1");
+    REQUIRE(ask(c, "commit")["ok"] == true);
+    json snap = ask(c, "begin read_concern=snapshot");
+    CHECK(snap["readConcern"] == "snapshot");
+    CHECK(snap["readTs"].is_number());
+    REQUIRE(ask(c, "commit")["ok"] == true);
+
+    json repl = ask(c, "serverstatus repl");
+    REQUIRE(repl["ok"] == true);
+    CHECK(repl["repl"]["members"].size() == 3);
+    CHECK(repl["repl"]["members"][2]["paused"] == true);
+
+    // Bad input: one error each, the transaction still open, nothing committed.
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c bad 1")["ok"] == true);
+    CHECK(ask(c, "commit w=0")["code"] == "InvalidArgument");
+    json four = ask(c, "commit w=4");
+    CHECK(four["code"] == "InvalidArgument");
+    CHECK(four["error"].get<std::string>().find("the replica set has 3") != std::string::npos);
+    CHECK(ask(c, "commit wtimeout=5")["code"] == "InvalidArgument");
+    CHECK(ask(c, "commit w=two")["code"] == "InvalidArgument");
+    CHECK(ask(c, "commit j=1")["code"] == "InvalidArgument");
+    REQUIRE(ask(c, "abort")["ok"] == true);
+    CHECK(ask(c, "get c bad")["found"] == false);
+    CHECK(ask(c, "begin read_concern=linearizable")["code"] == "InvalidArgument");
+    CHECK(ask(c, "begin read_concern=majority read_ts=3")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs bogus")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs status 1")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs pause")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs pause x")["code"] == "InvalidArgument");
+    CHECK(ask(c, "rs pause 0")["code"] == "IllegalOperation");
+    CHECK(ask(c, "rs resume 9")["code"] == "NotFound");
+    CHECK(ask(c, "rs resume 1")["code"] == "IllegalOperation");
+    c.finish();
+}
+
+TEST_CASE("issue 18: a standalone shell: w>1 refused, w=majority met by itself") {
+    Result r = json_c("--memory",
+                      "create c; begin; put c k v; commit w=2; commit w=majority wtimeout=1000; "
+                      "begin read_concern=majority; get c k; commit");
+    auto o = r.objects();
+    REQUIRE(o.size() == 8);
+    CHECK(o[3]["code"] == "InvalidArgument");
+    CHECK(o[3]["error"].get<std::string>().find("standalone") != std::string::npos);
+    CHECK(o[4]["ok"] == true);
+    CHECK(o[4]["writeConcern"] == "{w: \"majority\", wtimeout: 1000}");
+    CHECK(o[6]["value"] == "v");
+}
+
+TEST_CASE("issue 18: rs, commit w= and begin read_concern= are in help") {
+    const std::string all = helpUsages();
+    for (const char* usage :
+         {"rs add | rs status | rs pause N | rs resume N",
+          "commit [commit_ts=N] [w=N|majority] [wtimeout=MS]",
+          "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority]"})
+        CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
+}

@@ -83,6 +83,7 @@ CommandTable makeCommandTable() {
     addOpsCommands(t);
     addTtlCommands(t);
     addLockCommands(t);
+    addReplCommands(t);
     return t;
 }
 

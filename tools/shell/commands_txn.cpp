@@ -13,6 +13,10 @@ nlohmann::ordered_json tsOrNull(mvcc::Timestamp ts) {
     return ts == mvcc::kNoTimestamp ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts);
 }
 
+constexpr std::string_view kBeginUsage =
+    "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority]";
+constexpr std::string_view kCommitUsage = "commit [commit_ts=N] [w=N|majority] [wtimeout=MS]";
+
 Reply begin(Shell& sh, const Args& a) {
     engine::TxnOptions o;
     for (const Token& t : a) {
@@ -24,9 +28,21 @@ Reply begin(Shell& sh, const Args& a) {
             o.readTs = n.value();
         } else if (lowerCase(t.text) == "roundup") {
             o.roundUpReadTs = true;
+        } else if (splitOption(t.text, &name, &value) && name == "read_concern") {
+            const std::string level = lowerCase(value);
+            if (level == "local")
+                o.readConcern = engine::ReadConcern::kLocal;
+            else if (level == "snapshot")
+                o.readConcern = engine::ReadConcern::kSnapshot;
+            else if (level == "majority")
+                o.readConcern = engine::ReadConcern::kMajority;
+            else
+                return Reply::error(Status::InvalidArgument(
+                    fmt::format("read_concern {} is not a level; use local, snapshot or majority",
+                                displayBytes(value, 40))));
         } else {
-            return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected {}; usage: begin [read_ts=N] [roundup]", displayBytes(t.text, 40))));
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: {}", displayBytes(t.text, 40), kBeginUsage)));
         }
     }
     if (Status s = sh.session().begin(o); !s.ok())
@@ -34,6 +50,7 @@ Reply begin(Shell& sh, const Args& a) {
     engine::SessionInfo info = sh.session().info();
     Reply r;
     r.fields["readTs"] = tsOrNull(info.readTs);
+    r.fields["readConcern"] = engine::readConcernName(o.readConcern);
     r.lines.push_back(info.readTs
                           ? fmt::format("transaction begun, reading at timestamp {}", info.readTs)
                           : "transaction begun, reading the newest commits");
@@ -42,29 +59,60 @@ Reply begin(Shell& sh, const Args& a) {
 
 Reply commit(Shell& sh, const Args& a) {
     std::optional<mvcc::Timestamp> ts;
-    if (!a.empty()) {
+    std::optional<engine::WriteConcern> wc;
+    std::optional<std::chrono::milliseconds> wtimeout;
+    for (const Token& t : a) {
         std::string name, value;
-        if (!splitOption(a[0].text, &name, &value) || name != "commit_ts")
-            return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected {}; usage: commit [commit_ts=N]", displayBytes(a[0].text, 40))));
-        auto n = parseNumber(value, "commit_ts");
+        if (!splitOption(t.text, &name, &value) ||
+            (name != "commit_ts" && name != "w" && name != "wtimeout"))
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: {}", displayBytes(t.text, 40), kCommitUsage)));
+        if (name == "w" && lowerCase(value) == "majority") {
+            wc = engine::WriteConcern::majorityOf();
+            continue;
+        }
+        auto n = parseNumber(value, name);
         if (!n.ok())
             return Reply::error(n.status());
-        if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
-            return Reply::error(Status::InvalidArgument(
-                "commit_ts must be a timestamp > 0; the transaction is still open"));
-        ts = n.value();
+        if (name == "commit_ts") {
+            if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
+                return Reply::error(Status::InvalidArgument(
+                    "commit_ts must be a timestamp > 0; the transaction is still open"));
+            ts = n.value();
+        } else if (name == "w") {
+            if (n.value() == 0 || n.value() > 1000)
+                return Reply::error(Status::InvalidArgument(
+                    "w must be 1 or more members, or majority; the transaction is still open"));
+            wc = engine::WriteConcern::nodes(static_cast<int>(n.value()));
+        } else {
+            // MongoDB's wtimeout 0: no limit.
+            if (n.value() > 0)
+                wtimeout = std::chrono::milliseconds(n.value());
+        }
     }
+    if (wtimeout && !wc)
+        return Reply::error(Status::InvalidArgument(
+            "wtimeout goes with a write concern: give w=N or w=majority; the transaction is "
+            "still open"));
+    if (wc)
+        wc->wtimeout = wtimeout;
     const size_t writes = sh.session().info().writes;
-    if (Status s = sh.session().commit(ts); !s.ok())
+    Status s = wc ? sh.session().commit(*wc, ts) : sh.session().commit(ts);
+    // A write concern's timeout comes after the commit: the write stands.
+    if (s.code() == StatusCode::kWriteConcernTimeout)
+        return Reply::error(s, "the transaction is committed; only the wait for the members "
+                               "ended (rs status shows them)");
+    if (!s.ok())
         return Reply::error(s);
+    mvcc::Timestamp at = writes ? sh.session().lastCommitTs() : mvcc::kNoTimestamp;
     Reply r;
-    mvcc::Timestamp committed = writes ? sh.session().lastCommitTs() : mvcc::kNoTimestamp;
-    r.fields["commitTs"] = tsOrNull(committed);
+    r.fields["commitTs"] = tsOrNull(at);
     r.fields["writes"] = writes;
-    r.lines.push_back(committed ? fmt::format("committed at timestamp {} ({} write{})", committed,
-                                              writes, writes == 1 ? "" : "s")
-                                : "committed (read-only)");
+    if (wc)
+        r.fields["writeConcern"] = wc->describe();
+    r.lines.push_back(at ? fmt::format("committed at timestamp {} ({} write{})", at, writes,
+                                       writes == 1 ? "" : "s")
+                         : "committed (read-only)");
     return r;
 }
 
@@ -125,12 +173,14 @@ Reply sessions(Shell& sh, const Args&) {
 }  // namespace
 
 void addTxnCommands(CommandTable& t) {
-    t.add({"begin", "begin [read_ts=N] [roundup]",
+    t.add({"begin", std::string(kBeginUsage),
            "start a transaction (a snapshot; at read_ts when given; roundup: below oldest reads at "
-           "oldest)",
-           0, 2, begin});
-    t.add({"commit", "commit [commit_ts=N]",
-           "commit the transaction (at commit_ts, or the clock's next)", 0, 1, commit});
+           "oldest; read_concern=majority: at the majority commit point)",
+           0, 3, begin});
+    t.add({"commit", std::string(kCommitUsage),
+           "commit the transaction (at commit_ts, or the clock's next); w=: wait for that many "
+           "replica set members, or a majority, up to wtimeout ms",
+           0, 3, commit});
     t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
     // Both read or change the shell's table of sessions: foreground only.
     CommandSpec& one = t.add({"session", "session NAME",

@@ -87,6 +87,16 @@ Shell::~Shell() {
     stopTail();
 }
 
+StatusWith<engine::ReplicaSet*> Shell::replicaSetOrStart() {
+    if (!replSet_) {
+        auto set = engine::ReplicaSet::start(engine_);
+        if (!set.ok())
+            return set.status();
+        replSet_ = std::move(set).value();
+    }
+    return replSet_.get();
+}
+
 void Shell::setLockTimeout(std::chrono::milliseconds timeout) {
     session().setLockTimeout(timeout);
     lockTimeoutSet_.insert(current_);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/replica_set.h"
 #include "engine/session.h"
 #include "oplog/oplog_entry.h"
 #include "tools/shell/command_table.h"
@@ -120,6 +121,10 @@ class Shell {
     void setLockTimeout(std::chrono::milliseconds timeout);
     /// "db.coll" for a collection argument in the current database.
     std::string ns(const Token& collection) const;
+    /// `rs`: the replica set whose primary is the shell's engine; null
+    /// until the first `rs add` (replicaSetOrStart starts it).
+    engine::ReplicaSet* replicaSet() { return replSet_.get(); }
+    StatusWith<engine::ReplicaSet*> replicaSetOrStart();
     /// The shell session that owns lock manager locker `id` ("" if none).
     std::string sessionOfLocker(uint64_t id) const;
 
@@ -164,6 +169,7 @@ class Shell {
     mutable std::mutex jobsMutex_;
     std::condition_variable jobsCv_;
     std::map<uint64_t, std::unique_ptr<Job>> jobs_;  // by opid; touched by the foreground only
+    std::unique_ptr<engine::ReplicaSet> replSet_;  // foreground only
 };
 
 /// InvalidArgument unless `args` fits `spec`'s argument counts (with its usage).

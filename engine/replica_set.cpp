@@ -1,0 +1,354 @@
+#include "engine/replica_set.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace mvkv::engine {
+
+namespace {
+
+nlohmann::ordered_json membersJson(const std::vector<MemberStatus>& members,
+                                   mvcc::Timestamp majority) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const MemberStatus& m : members) {
+        nlohmann::ordered_json one = {{"id", m.id},
+                                      {"state", m.state},
+                                      {"lastApplied", m.lastApplied},
+                                      {"lastDurable", m.lastDurable},
+                                      {"paused", m.paused}};
+        if (!m.error.empty())
+            one["error"] = m.error;
+        list.push_back(std::move(one));
+    }
+    return {{"members", std::move(list)}, {"majorityCommitPoint", majority}};
+}
+
+}  // namespace
+
+// The members' figures and the write-concern waits. Shared with the
+// primary engine (a commit may still hold it while the set goes away), so
+// it knows nothing of the set but what the set reports to it.
+class ReplicaSet::Coordinator : public ReplicationCoordinator {
+  public:
+    explicit Coordinator(Engine& primary) : primary_(primary) {}
+
+    /// The primary's durable point: its oplog's no-holes point.
+    mvcc::Timestamp primaryDurable() const {
+        if (oplog::Oplog* log = primary_.oplog())
+            return log->visibleTs();
+        return primary_.transactions().allDurable();
+    }
+
+    /// A new secondary at `applied`; the first one takes the primary's
+    /// majority point over, from where the standalone engine had it.
+    void addMember(mvcc::Timestamp applied) {
+        std::lock_guard lock(mutex_);
+        Figures f;
+        f.applied = applied;
+        members_.push_back(std::move(f));
+        if (!attached_) {
+            point_ = std::max(point_, primary_.majorityCommitTs());
+            primary_.majorityCommitPoint().attach(point_);
+            attached_ = true;
+        }
+        recomputeLocked();
+    }
+    void report(int id, mvcc::Timestamp applied) {
+        {
+            std::lock_guard lock(mutex_);
+            Figures& f = members_[static_cast<size_t>(id - 1)];
+            f.applied = std::max(f.applied, applied);
+            recomputeLocked();
+        }
+        cv_.notify_all();
+    }
+    void stopped(int id, const Status& s) {
+        std::lock_guard lock(mutex_);
+        Figures& f = members_[static_cast<size_t>(id - 1)];
+        f.error = s.ok() ? std::string() : s.toString();
+    }
+    void setPaused(int id, bool paused) {
+        std::lock_guard lock(mutex_);
+        Figures& f = members_[static_cast<size_t>(id - 1)];
+        f.paused = paused;
+        if (!paused)
+            f.error.clear();
+    }
+    /// The set is going away: waiters return, the primary is standalone.
+    void close() {
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+            if (attached_)
+                primary_.majorityCommitPoint().detach();
+            attached_ = false;
+        }
+        cv_.notify_all();
+    }
+
+    mvcc::Timestamp majority() const {
+        std::lock_guard lock(mutex_);
+        return attached_ ? point_ : primary_.majorityCommitTs();
+    }
+    size_t size() const {
+        std::lock_guard lock(mutex_);
+        return members_.size() + 1;
+    }
+    std::vector<MemberStatus> members() const {
+        std::lock_guard lock(mutex_);
+        std::vector<MemberStatus> out;
+        const mvcc::Timestamp primary = primaryDurable();
+        out.push_back({0, "PRIMARY", primary, primary, false, ""});
+        for (size_t i = 0; i < members_.size(); ++i) {
+            const Figures& f = members_[i];
+            const char* state = f.paused ? "PAUSED" : !f.error.empty() ? "FAILED" : "SECONDARY";
+            out.push_back({static_cast<int>(i + 1), state, f.applied, f.applied, f.paused, f.error});
+        }
+        return out;
+    }
+
+    Status checkSatisfiable(const WriteConcern& wc) const override {
+        const size_t n = size();
+        if (!wc.majority && static_cast<size_t>(wc.w) > n)
+            return Status::InvalidArgument(fmt::format(
+                "write concern {} needs {} members but the replica set has {}; use w <= {} or "
+                "w=majority",
+                wc.describe(), wc.w, n, n));
+        return Status::OK();
+    }
+
+    Status awaitReplication(mvcc::Timestamp ts, const WriteConcern& wc) override {
+        std::unique_lock lock(mutex_);
+        auto met = [&] { return closed_ || satisfiedLocked(ts, wc); };
+        if (wc.wtimeout)
+            cv_.wait_for(lock, *wc.wtimeout, met);
+        else
+            cv_.wait(lock, met);
+        if (satisfiedLocked(ts, wc))
+            return Status::OK();
+        if (closed_)
+            return Status::IllegalOperation(fmt::format(
+                "the write IS committed at timestamp {}, but the replica set was stopped before "
+                "write concern {} was met",
+                ts, wc.describe()));
+        return Status(StatusCode::kWriteConcernTimeout,
+                      fmt::format("the write IS committed at timestamp {} (it is not rolled "
+                                  "back), but write concern {} was not met in time: {} of {} "
+                                  "members applied it, the majority commit point is {}",
+                                  ts, wc.describe(), appliedCountLocked(ts), members_.size() + 1,
+                                  point_));
+    }
+
+    std::string statusJson() const override {
+        return membersJson(members(), majority()).dump();
+    }
+
+  private:
+    struct Figures {
+        mvcc::Timestamp applied = mvcc::kNoTimestamp;  // = durable: in memory
+        bool paused = false;
+        std::string error;
+    };
+
+    // The primary counts once it committed; secondaries once they applied.
+    size_t appliedCountLocked(mvcc::Timestamp ts) const {
+        size_t count = 1;
+        for (const Figures& f : members_)
+            count += f.applied >= ts ? 1 : 0;
+        return count;
+    }
+    bool satisfiedLocked(mvcc::Timestamp ts, const WriteConcern& wc) const {
+        if (wc.majority)
+            return (attached_ ? point_ : primary_.majorityCommitTs()) >= ts;
+        return appliedCountLocked(ts) >= static_cast<size_t>(wc.w);
+    }
+    // The (n / 2 + 1)-th largest durable timestamp, the primary's included.
+    void recomputeLocked() {
+        if (!attached_)
+            return;
+        std::vector<mvcc::Timestamp> durable;
+        durable.push_back(primaryDurable());
+        for (const Figures& f : members_)
+            durable.push_back(f.applied);
+        const size_t majority = durable.size() / 2 + 1;
+        std::nth_element(durable.begin(), durable.begin() + static_cast<ptrdiff_t>(majority - 1),
+                         durable.end(), std::greater<>());
+        const mvcc::Timestamp point = durable[majority - 1];
+        if (point > point_) {
+            point_ = point;
+            primary_.majorityCommitPoint().advance(point);
+        }
+    }
+
+    Engine& primary_;
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<Figures> members_;  // GUARDED_BY(mutex_): member id - 1
+    mvcc::Timestamp point_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
+    bool attached_ = false;                       // GUARDED_BY(mutex_)
+    bool closed_ = false;                         // GUARDED_BY(mutex_)
+};
+
+StatusWith<std::unique_ptr<ReplicaSet>> ReplicaSet::start(Engine& primary,
+                                                          ReplicaSetOptions options) {
+    if (primary.replicationCoordinator())
+        return Status::IllegalOperation(
+            "this engine is already the primary of a replica set; use that set");
+    std::unique_ptr<ReplicaSet> set(new ReplicaSet(primary, std::move(options)));
+    primary.setReplicationCoordinator(set->coordinator_);
+    return set;
+}
+
+ReplicaSet::ReplicaSet(Engine& primary, ReplicaSetOptions options)
+    : primary_(primary),
+      options_(std::move(options)),
+      coordinator_(std::make_shared<Coordinator>(primary)) {}
+
+ReplicaSet::~ReplicaSet() {
+    primary_.setReplicationCoordinator(nullptr);
+    coordinator_->close();
+    std::lock_guard lock(controlMutex_);
+    for (auto& m : members_)
+        m->applier.reset();  // before its engine
+    members_.clear();
+}
+
+StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaSet::startApplier(Member& m,
+                                                                     mvcc::Timestamp after) {
+    ReplicaOptions o = options_.applier;
+    o.startAfter = after;
+    const int id = m.id;
+    o.onApplied = [c = coordinator_.get(), id](mvcc::Timestamp ts) { c->report(id, ts); };
+    o.onStopped = [c = coordinator_.get(), id](const Status& s) { c->stopped(id, s); };
+    return ReplicaApplier::start(primary_, *m.engine, std::move(o));
+}
+
+StatusWith<int> ReplicaSet::addSecondary() {
+    std::lock_guard lock(controlMutex_);
+    EngineOptions eo = options_.secondary;
+    eo.inMemory = true;
+    eo.path.clear();
+    auto engine = Engine::open(std::move(eo));
+    if (!engine.ok())
+        return engine.status();
+    auto m = std::make_unique<Member>();
+    m->id = static_cast<int>(members_.size()) + 1;
+    m->engine = std::move(engine).value();
+    // Known to the coordinator before its applier reports.
+    auto cursorCheck = primary_.openOplogCursor({});
+    if (!cursorCheck.ok())
+        return cursorCheck.status();
+    coordinator_->addMember(mvcc::kNoTimestamp);
+    auto applier = startApplier(*m, mvcc::kNoTimestamp);
+    if (!applier.ok()) {
+        // Known to the coordinator already: it stays, failed, so ids stay dense.
+        coordinator_->stopped(m->id, applier.status());
+        members_.push_back(std::move(m));
+        return applier.status();
+    }
+    m->applier = std::move(applier).value();
+    members_.push_back(std::move(m));
+    return members_.back()->id;
+}
+
+ReplicaSet::Member* ReplicaSet::find(int id) const {
+    if (id < 1 || static_cast<size_t>(id) > members_.size())
+        return nullptr;
+    return members_[static_cast<size_t>(id - 1)].get();
+}
+
+StatusWith<ReplicaSet::Member*> ReplicaSet::pausable(int id) const {
+    if (id == 0)
+        return Status::IllegalOperation("member 0 is the primary; only secondaries pause");
+    Member* m = find(id);
+    if (!m)
+        return Status::NotFound(fmt::format("no member {}; the set has members 0..{}", id,
+                                            members_.size()));
+    return m;
+}
+
+Status ReplicaSet::pause(int id) {
+    std::lock_guard lock(controlMutex_);
+    auto found = pausable(id);
+    if (!found.ok())
+        return found.status();
+    Member* m = found.value();
+    if (!m->applier)
+        return Status::IllegalOperation(fmt::format("member {} is paused already", id));
+    m->applier->stop();
+    m->pausedAt = m->applier->lastAppliedTs();
+    m->applier.reset();
+    coordinator_->setPaused(id, true);
+    return Status::OK();
+}
+
+Status ReplicaSet::resume(int id) {
+    std::lock_guard lock(controlMutex_);
+    auto found = pausable(id);
+    if (!found.ok())
+        return found.status();
+    Member* m = found.value();
+    // A member whose applier stopped on an error resumes as a paused one.
+    if (m->applier && m->applier->stats().running)
+        return Status::IllegalOperation(fmt::format("member {} is not paused", id));
+    if (m->applier) {
+        m->applier->stop();
+        m->pausedAt = m->applier->lastAppliedTs();
+        m->applier.reset();
+    }
+    auto applier = startApplier(*m, m->pausedAt);
+    if (!applier.ok())
+        return applier.status();
+    m->applier = std::move(applier).value();
+    coordinator_->setPaused(id, false);
+    return Status::OK();
+}
+
+std::vector<MemberStatus> ReplicaSet::status() const {
+    return coordinator_->members();
+}
+
+std::string ReplicaSet::statusJson() const {
+    return coordinator_->statusJson();
+}
+
+size_t ReplicaSet::size() const {
+    return coordinator_->size();
+}
+
+mvcc::Timestamp ReplicaSet::majorityCommitTs() const {
+    return coordinator_->majority();
+}
+
+Engine* ReplicaSet::secondary(int id) {
+    std::lock_guard lock(controlMutex_);
+    Member* m = find(id);
+    return m ? m->engine.get() : nullptr;
+}
+
+TxnOptions ReplicaSet::readOptions(int id) const {
+    std::lock_guard lock(controlMutex_);
+    Member* m = find(id);
+    if (!m)
+        return {};
+    if (!m->applier)
+        return TxnOptions{m->pausedAt, false};
+    return m->applier->readOptions();
+}
+
+Status ReplicaSet::waitApplied(int id, mvcc::Timestamp ts,
+                               std::chrono::milliseconds timeout) const {
+    std::lock_guard lock(controlMutex_);
+    Member* m = find(id);
+    if (!m)
+        return Status::NotFound(fmt::format("no secondary {}; the set has members 0..{}", id,
+                                            members_.size()));
+    if (!m->applier)
+        return Status::IllegalOperation(fmt::format("member {} is paused; resume it first", id));
+    return m->applier->waitApplied(ts, timeout);
+}
+
+}  // namespace mvkv::engine

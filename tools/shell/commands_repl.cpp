@@ -1,0 +1,102 @@
+// rs: a replica set of the shell's engine in the same process
+// (docs/replication.md): `rs add` (one more in-memory secondary), `rs status`,
+// `rs pause N`, `rs resume N`. Write and read concerns are `commit w=` and
+// `begin read_concern=` (commands_txn.cpp).
+#include <fmt/format.h>
+
+#include "tools/shell/bytes.h"
+#include "tools/shell/command_table.h"
+#include "tools/shell/shell.h"
+
+namespace mvkv::tools {
+
+namespace {
+
+constexpr std::string_view kRsUsage = "rs add | rs status | rs pause N | rs resume N";
+
+Reply usage(std::string_view what) {
+    return Reply::error(Status::InvalidArgument(
+        fmt::format("unexpected {}; usage: {}", displayBytes(what, 40), kRsUsage)));
+}
+
+Reply rsStatus(Shell& sh) {
+    Reply r;
+    engine::ReplicaSet* set = sh.replicaSet();
+    if (!set) {
+        r.fields["members"] = nlohmann::ordered_json::array();
+        r.fields["majorityCommitPoint"] = sh.engine().majorityCommitTs();
+        r.lines.push_back("no replica set: the engine is standalone (`rs add` starts one)");
+        return r;
+    }
+    auto doc = nlohmann::ordered_json::parse(set->statusJson());
+    r.fields["members"] = doc["members"];
+    r.fields["majorityCommitPoint"] = doc["majorityCommitPoint"];
+    r.lines.push_back(fmt::format("  {:>3} {:<10} {:>12} {:>12}", "id", "state", "lastApplied",
+                                  "lastDurable"));
+    for (const engine::MemberStatus& m : set->status()) {
+        r.lines.push_back(fmt::format("  {:>3} {:<10} {:>12} {:>12}{}", m.id, m.state,
+                                      m.lastApplied, m.lastDurable,
+                                      m.error.empty() ? "" : "  " + m.error));
+    }
+    r.lines.push_back(fmt::format("majority commit point {}", doc["majorityCommitPoint"].get<uint64_t>()));
+    return r;
+}
+
+Reply rs(Shell& sh, const Args& a) {
+    const std::string verb = lowerCase(a[0].text);
+    if (verb == "status") {
+        if (a.size() != 1)
+            return usage(a[1].text);
+        return rsStatus(sh);
+    }
+    if (verb == "add") {
+        if (a.size() != 1)
+            return usage(a[1].text);
+        auto set = sh.replicaSetOrStart();
+        if (!set.ok())
+            return Reply::error(set.status());
+        auto id = set.value()->addSecondary();
+        if (!id.ok())
+            return Reply::error(id.status());
+        Reply r;
+        r.fields["id"] = id.value();
+        r.fields["members"] = set.value()->size();
+        r.lines.push_back(fmt::format("member {} added (in memory), applying the oplog; the set has "
+                                      "{} members",
+                                      id.value(), set.value()->size()));
+        return r;
+    }
+    if (verb != "pause" && verb != "resume")
+        return usage(a[0].text);
+    if (a.size() != 2)
+        return usage(verb);
+    auto n = parseNumber(a[1].text, "member id");
+    if (!n.ok())
+        return Reply::error(n.status());
+    engine::ReplicaSet* set = sh.replicaSet();
+    if (!set)
+        return Reply::error(
+            Status::NotFound("no replica set: the engine is standalone (`rs add` starts one)"));
+    const int id = n.value() > 1000000 ? -1 : static_cast<int>(n.value());
+    Status s = verb == "pause" ? set->pause(id) : set->resume(id);
+    if (!s.ok())
+        return Reply::error(s);
+    Reply r;
+    r.fields["id"] = id;
+    r.fields["paused"] = verb == "pause";
+    r.lines.push_back(fmt::format("member {} {}", id, verb == "pause" ? "paused" : "resumed"));
+    return r;
+}
+
+}  // namespace
+
+void addReplCommands(CommandTable& t) {
+    CommandSpec& spec = t.add({"rs", std::string(kRsUsage),
+                               "a replica set of this engine: add an in-memory secondary, show "
+                               "members and the majority commit point, pause or resume member N",
+                               1, 2, rs});
+    spec.usesSession = false;
+    spec.background = false;  // changes the shell's own set
+}
+
+}  // namespace mvkv::tools
