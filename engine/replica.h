@@ -103,7 +103,8 @@ class ReplicaApplier {
   public:
     /// Opens a cursor on `primary`'s oplog and starts the threads.
     /// InvalidArgument for zero workers or batch size; IllegalOperation for
-    /// an in-memory primary or a durable secondary (its workers commit in
+    /// a primary without an oplog (in memory with inMemoryOplogCapBytes 0)
+    /// or a durable secondary (its workers commit in
     /// parallel, out of timestamp order, which a durable engine refuses
     /// below its no-holes point: its own oplog readers would miss them);
     /// the secondary's refusal to move its stable timestamp to startAfter.
