@@ -238,6 +238,10 @@ TEST_CASE("changestream: a TTL collection's values come without the stored heade
     mustOk(s->put("db.plain", "k", "wxxxxxxxxxlooks-like-a-header"));
     CHECK(*nextEvent(*cs).value == "token");
     CHECK(*nextEvent(*cs).value == "wxxxxxxxxxlooks-like-a-header");
+    // A stream that starts after the create learns the kind from the catalog.
+    mustOk(s->put("db.sessions", "k2", "token2"));
+    auto later = watch(*e, {"db.sessions", {}, "", s->lastCommitTs()});
+    CHECK(*nextEvent(*later).value == "token2");
 }
 
 TEST_CASE("changestream: a token resumes after its event across a restart of a durable engine") {
