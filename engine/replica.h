@@ -1,6 +1,7 @@
-// ReplicaApplier: a secondary engine that follows a durable primary by
-// tailing its oplog and applying it in parallel batches, as a MongoDB
-// secondary does (seed 000, "How does concurrency affect secondaries?").
+// ReplicaApplier: a secondary engine that follows a primary (durable, or in
+// memory with its in-memory oplog) by tailing its oplog and applying it in
+// parallel batches, as a MongoDB secondary does (seed 000, "How does
+// concurrency affect secondaries?").
 //
 // Design:
 // - One tailing thread reads the primary's oplog (OplogCursor::next): whole
