@@ -130,6 +130,8 @@ void registerHistoryWorkload(WorkloadRegistry& registry);
 /// The oplog's log writer: appends per second in each sync mode (group commit).
 void registerOplogWorkload(WorkloadRegistry& registry);
 void registerRecoveryWorkload(WorkloadRegistry& registry);
+/// Change streams: events per second; the in-memory oplog's commit cost.
+void registerChangeStreamWorkload(WorkloadRegistry& registry);
 /// Document locks: acquire + release against insert + delete; contention.
 void registerDoclockWorkload(WorkloadRegistry& registry);
 /// A replica set's primary: commits per second with {w: 1} and {w: "majority"}.

@@ -59,6 +59,16 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
     if (Status s = engine->openSlowOpLog(false); !s.ok())
         return s;
     if (o.path.empty() || o.inMemory) {
+        if (o.inMemoryOplogCapBytes > 0) {
+            mvcc::TransactionManager& txns = engine->txns_;
+            auto mem = oplog::Oplog::openInMemory(o.inMemoryOplogCapBytes,
+                                                  [&txns] { return txns.allDurable(); });
+            if (!mem.ok())
+                return mem.status();
+            engine->memOplog_ = std::move(mem).value();
+            engine->oplog_ = engine->memOplog_.get();
+            engine->logging_ = true;
+        }
         engine->ttlMonitor_->start(o.ttlMonitorSleep);
         return engine;
     }
@@ -109,6 +119,7 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         !s.ok())
         return s;
     engine->txns_.requireOrderedCommits();
+    engine->oplog_ = &engine->log_->oplog();
     engine->logging_ = true;  // from here on commits are logged
     r.durable = true;
     r.checkpointLoaded = checkpoint.loaded;
@@ -222,29 +233,32 @@ void Engine::setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook) {
 }
 
 oplog::Oplog* Engine::oplog() {
-    return logging_ ? &log_->oplog() : nullptr;
+    return logging_ ? oplog_ : nullptr;
 }
 
 StatusWith<std::unique_ptr<oplog::OplogCursor>> Engine::openOplogCursor(
     oplog::OplogCursorOptions options) {
     if (!logging_)
-        return Status::IllegalOperation("an in-memory engine has no oplog; open one on a path");
-    return std::make_unique<oplog::OplogCursor>(log_->oplog(), std::move(options));
+        return Status::IllegalOperation(
+            "this in-memory engine keeps no oplog (inMemoryOplogCapBytes is 0); open it with a "
+            "cap, or on a path");
+    return std::make_unique<oplog::OplogCursor>(*oplog_, std::move(options));
 }
 
 mvcc::Timestamp Engine::majorityCommitTs() const {
     if (majority_.attached())
         return majority_.get();
-    return logging_ ? log_->oplog().visibleTs() : txns_.allDurable();
+    return logging_ ? oplog_->visibleTs() : txns_.allDurable();
 }
 
 mvcc::Timestamp Engine::waitMajorityCommitAfter(mvcc::Timestamp after,
                                                 std::chrono::steady_clock::time_point deadline) {
     if (majority_.attached())
         return majority_.waitAfter(after, deadline);
-    // Standalone: the oplog's visibility is the durable point. An in-memory
-    // engine without an oplog has nothing to wait on: all_durable now.
-    return logging_ ? log_->oplog().waitVisibleAfter(after, deadline) : txns_.allDurable();
+    // Standalone: the oplog's visibility is the durable point (in memory,
+    // the in-memory oplog's). An in-memory engine without an oplog has
+    // nothing to wait on: all_durable now.
+    return logging_ ? oplog_->waitVisibleAfter(after, deadline) : txns_.allDurable();
 }
 
 std::unique_ptr<Session> Engine::openSession() {
@@ -319,8 +333,11 @@ EngineStats Engine::stats() const {
     h.keysRemoved = sw.keysRemoved;
     h.historyDiscarded = sw.historyDiscarded;
     if (logging_) {
+        out.hasOplog = true;
+        out.oplog = oplog_->stats();
+    }
+    if (checkpointer_ && logging_) {
         out.durable = true;
-        out.oplog = log_->oplog().stats();
         out.checkpoint = checkpointer_->stats();
     }
     return out;
@@ -395,7 +412,7 @@ std::string Engine::statsJson() const {
             colls[c.ns]["expireAfterSeconds"] = *c.expireAfterSeconds;
     }
     j["collections"] = std::move(colls);
-    if (s.durable) {
+    if (s.hasOplog) {
         const oplog::OplogStats& o = s.oplog;
         j["oplog"] = {{"entries", o.entries},
                       {"records", o.records},
@@ -406,10 +423,14 @@ std::string Engine::statsJson() const {
                       {"visibleTimestamp", o.visibleTs},
                       {"segments", o.segments},
                       {"segmentsDropped", o.segmentsDropped},
-                      {"syncMode", oplog::syncModeName(log_->oplog().syncMode())},
+                      {"recordsDropped", o.recordsDropped},
+                      {"inMemory", o.inMemory},
+                      {"syncMode", oplog::syncModeName(oplog_->syncMode())},
                       {"groupCommit",
                        {{"batches", o.batches}, {"meanBatch", o.meanBatch}, {"syncs", o.syncs}}},
                       {"visibilityPublications", o.visibilityPublications}};
+    }
+    if (s.durable) {
         const CheckpointStats& c = s.checkpoint;
         j["checkpoint"] = {{"started", c.started},
                            {"count", c.count},

@@ -44,6 +44,8 @@
 namespace mvkv::engine {
 
 class Session;
+class ChangeStream;
+struct ChangeStreamOptions;
 
 /// What opening a data directory found (zeros for an in-memory engine).
 struct RecoveryStats {
@@ -104,17 +106,27 @@ class Engine {
     /// later checkpoint() after its timestamp C was chosen and pinned, just
     /// before the read at C. A no-op in memory.
     void setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook);
-    /// A durable engine's oplog (null in memory): its stats and visibility.
+    /// The engine's oplog: its stats and visibility. On a data directory the
+    /// durable one; in memory the in-memory one (null when
+    /// EngineOptions::inMemoryOplogCapBytes is 0).
     oplog::Oplog* oplog();
     /// Reads the oplog from a timestamp (oplog/oplog_cursor.h).
-    /// IllegalOperation in memory.
+    /// IllegalOperation for an engine without an oplog.
     StatusWith<std::unique_ptr<oplog::OplogCursor>> openOplogCursor(
         oplog::OplogCursorOptions options);
+
+    /// Opens a change stream (engine/change_stream.h, docs/replication.md).
+    /// InvalidArgument for a bad namespace or resume token, or both
+    /// resumeAfter and startAtTimestamp; IllegalOperation for an engine
+    /// without an oplog. (A resume point capping dropped is reported by the
+    /// stream's first next(): ChangeStreamHistoryLost.)
+    StatusWith<std::unique_ptr<ChangeStream>> watch(ChangeStreamOptions options);
 
     /// The majority commit point (engine/majority_commit_point.h): while a
     /// replica set is attached, the newest timestamp a majority of its
     /// members made durable; standalone, the engine's own durable point
-    /// (the oplog's visible timestamp; in memory, all_durable).
+    /// (the oplog's visible timestamp, the in-memory oplog's in memory;
+    /// all_durable for an in-memory engine without an oplog).
     mvcc::Timestamp majorityCommitTs() const;
     /// Waits until majorityCommitTs() > `after` or `deadline`; returns it.
     mvcc::Timestamp waitMajorityCommitAfter(mvcc::Timestamp after,
@@ -254,6 +266,8 @@ class Engine {
     historystore::HistoryStore history_;
     HistorySweeper sweeper_;
     std::unique_ptr<DurableLog> log_;  // null in memory
+    std::unique_ptr<oplog::Oplog> memOplog_;  // in memory, unless its cap is 0
+    oplog::Oplog* oplog_ = nullptr;    // one of the two above, once logging_
     bool logging_ = false;             // commits are logged (from the end of recovery)
     /// A catalog change and its oplog record happen under it; a checkpoint
     /// notes the log's end and lists the catalog under it.

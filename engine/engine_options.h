@@ -37,6 +37,10 @@ struct EngineOptions {
     /// longer needs them) and its segment size.
     uint64_t oplogCapBytes = 1ull << 30;
     uint64_t oplogSegmentBytes = 64ull << 20;
+    /// The oplog of an in-memory engine (docs/oplog.md, "In memory"): kept
+    /// in memory, capped by payload bytes (the oldest records go first);
+    /// 0 keeps none (no oplog, tail, replica of it or change stream).
+    uint64_t inMemoryOplogCapBytes = 64ull << 20;
     /// Checkpoints on a data directory: how often the background thread
     /// writes one (0: only Engine::checkpoint()), and how many stay on disk
     /// (the newest falls back to the older ones if it is found corrupt).

@@ -66,8 +66,9 @@ struct EngineStats {
     uint64_t chainBytes = 0;  // memory held by update chains, every collection
     std::vector<CollectionStats> collections;
     uint64_t sessions = 0;
-    bool durable = false;        // the two below are zeros in memory
+    bool hasOplog = false;  // durable, or in memory with an oplog
     oplog::OplogStats oplog;
+    bool durable = false;  // zeros in memory
     CheckpointStats checkpoint;
 };
 

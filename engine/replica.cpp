@@ -40,7 +40,7 @@ StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaApplier::start(Engine& primar
         return Status::InvalidArgument("a replica needs at least one worker and one entry a batch");
     if (&primary == &secondary)
         return Status::InvalidArgument("a replica cannot apply an engine's oplog to itself");
-    if (secondary.oplog() != nullptr)
+    if (secondary.recovery().durable)
         return Status::IllegalOperation(
             "the secondary must be an in-memory engine: a durable one would log the parallel "
             "apply out of timestamp order, behind its own oplog readers");

@@ -1,6 +1,7 @@
-// ReplicaApplier: a secondary engine that follows a durable primary by
-// tailing its oplog and applying it in parallel batches, as a MongoDB
-// secondary does (seed 000, "How does concurrency affect secondaries?").
+// ReplicaApplier: a secondary engine that follows a primary (durable, or in
+// memory with its in-memory oplog) by tailing its oplog and applying it in
+// parallel batches, as a MongoDB secondary does (seed 000, "How does
+// concurrency affect secondaries?").
 //
 // Design:
 // - One tailing thread reads the primary's oplog (OplogCursor::next): whole
@@ -111,7 +112,8 @@ class ReplicaApplier {
   public:
     /// Opens a cursor on `primary`'s oplog and starts the threads.
     /// InvalidArgument for zero workers or batch size; IllegalOperation for
-    /// an in-memory primary or a durable secondary (its workers commit in
+    /// a primary without an oplog (in memory with inMemoryOplogCapBytes 0)
+    /// or a durable secondary (its workers commit in
     /// parallel, out of timestamp order, which a durable engine refuses
     /// below its no-holes point: its own oplog readers would miss them);
     /// the secondary's refusal to move its stable timestamp to startAfter.

@@ -33,7 +33,7 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
             else
                 engine_.txns_.abort(txn_);
         }
-        engine_.log_->oplog().notifyCommit();  // also when a hole closed by rollback
+        engine_.oplog_->notifyCommit();  // also when a hole closed by rollback
     }
     if (s.ok()) {
         applyCommitCounts();
@@ -49,7 +49,7 @@ void Session::abortTxn() {
     engine_.txns_.abort(txn_);
     pending_.clear();
     if (heldTimestamp && engine_.logging_)
-        engine_.log_->oplog().notifyCommit();  // its hole closed
+        engine_.oplog_->notifyCommit();  // its hole closed
 }
 
 Status Session::logCommitted() {
@@ -72,7 +72,7 @@ Status Session::logCommitted() {
         return Status(local.status().code(),
                       "the transaction was rolled back: its oplog entry could not be written: " +
                           local.status().message());
-    Status s = engine_.log_->oplog().append(logPayload_, txn_.commitTs(), count);
+    Status s = engine_.oplog_->append(logPayload_, txn_.commitTs(), count);
     if (s.code() == StatusCode::kIOError)
         return Status(s.code(),
                       "the transaction was rolled back, but its oplog record may have reached the "
@@ -113,7 +113,7 @@ Status Session::changeCatalog(std::string_view ns, std::string_view command,
         e.op = oplog::OpType::kCommand;
         e.ns.assign(ns);
         e.value.assign(command);
-        s = engine_.log_->oplog().append({e});
+        s = engine_.oplog_->append({e});
         if (!s.ok())
             s = Status(s.code(), fmt::format("{} {} was done in memory but its oplog record was "
                                              "not written, and the engine takes no more writes: {}",
@@ -123,7 +123,7 @@ Status Session::changeCatalog(std::string_view ns, std::string_view command,
         engine_.txns_.completeCommit(cmd);
     else
         engine_.txns_.abort(cmd);
-    engine_.log_->oplog().notifyCommit();
+    engine_.oplog_->notifyCommit();
     return s;
 }
 

@@ -89,6 +89,14 @@ StatusWith<std::unique_ptr<Oplog>> Oplog::open(OplogOptions options,
         Segment& seg = log->segments_[r.segment];
         seg.maxTs = std::max(seg.maxTs, r.ts);
     }
+    // Segments (numbered from 1) dropped by capping before this open: a
+    // reader positioned before the oldest record left is lost, as it was
+    // before the restart.
+    if (!log->segments_.empty() && log->segments_.begin()->first > 1) {
+        mvcc::Timestamp oldest = log->index_.empty() ? log->visibility_.refreshNow() + 1
+                                                     : log->index_.front().key.ts;
+        log->droppedThrough_ = {oldest - 1, UINT64_MAX};
+    }
     auto writer = LogWriter::create({dir, log->options_.segmentBytes}, nextSegment);
     if (!writer.ok())
         return writer.status();
@@ -96,6 +104,32 @@ StatusWith<std::unique_ptr<Oplog>> Oplog::open(OplogOptions options,
     log->segments_[nextSegment].bytes = kSegmentStartBytes;
     log->visibility_.refreshNow();
     return log;
+}
+
+StatusWith<std::unique_ptr<Oplog>> Oplog::openInMemory(
+    uint64_t capBytes, std::function<mvcc::Timestamp()> noHolesPoint) {
+    if (capBytes == 0)
+        return Status::InvalidArgument("the oplog cap must be at least one byte");
+    OplogOptions options;
+    options.mode = SyncMode::kNone;
+    options.capBytes = capBytes;
+    std::unique_ptr<Oplog> log(new Oplog(std::move(options), std::move(noHolesPoint)));
+    log->visibility_.refreshNow();
+    return log;
+}
+
+void Oplog::capMemoryLocked() {
+    // Oldest first, the newest record always kept.
+    while (memBytes_ > options_.capBytes && index_.size() > 1) {
+        const RecordRef& r = index_.front();
+        auto it = memPayloads_.find(r.key.seq);
+        memBytes_ -= it->second.size();
+        memPayloads_.erase(it);
+        droppedThrough_ = std::max(droppedThrough_, r.key);
+        entries_ -= r.entries;
+        ++recordsDropped_;
+        index_.pop_front();
+    }
 }
 
 void Oplog::indexLocked(RecordRef ref) {
@@ -116,6 +150,16 @@ Status Oplog::append(const std::vector<OplogEntry>& entries) {
 }
 
 Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries) {
+    if (!writer_) {
+        std::string copy(payload);  // outside the lock
+        std::unique_lock lock(mutex_);
+        const uint64_t seq = nextSeq_;
+        indexLocked({{ts, 0}, 0, 0, static_cast<uint32_t>(copy.size()), entries});
+        memBytes_ += copy.size();
+        memPayloads_.emplace(seq, std::move(copy));
+        capMemoryLocked();
+        return Status::OK();
+    }
     LogPosition where;
     if (Status s = writer_->append(payload, options_.mode, &where); !s.ok())
         return s;
@@ -147,6 +191,18 @@ Status Oplog::recordsAfter(RecordKey pos, bool fromStart, mvcc::Timestamp upTo, 
 }
 
 Status Oplog::readRecord(const RecordRef& ref, std::string* payload) {
+    if (!writer_) {
+        std::shared_lock lock(mutex_);
+        auto it = memPayloads_.find(ref.key.seq);
+        if (it == memPayloads_.end())
+            return Status(StatusCode::kCappedPositionLost,
+                          fmt::format("the in-memory oplog was capped under this reader (the "
+                                      "record at timestamp {} was dropped); restart from the "
+                                      "oldest entry or resynchronize",
+                                      ref.key.ts));
+        payload->assign(it->second);
+        return Status::OK();
+    }
     auto handle = files_->get(ref.segment);
     if (!handle.ok()) {
         // A new segment still in the writer's buffer (sync mode none).
@@ -201,6 +257,8 @@ Status Oplog::readRecord(const RecordRef& ref, std::string* payload) {
 }
 
 Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) {
+    if (!writer_)
+        return Status::OK();  // capped as it is appended
     std::vector<uint64_t> drop;
     {
         std::unique_lock lock(mutex_);
@@ -248,13 +306,16 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
 
 OplogStats Oplog::stats() const {
     OplogStats out;
-    LogWriter::Stats w = writer_->stats();
+    LogWriter::Stats w = writer_ ? writer_->stats() : LogWriter::Stats{};
     {
         std::shared_lock lock(mutex_);
         out.entries = entries_;
         out.records = index_.size();
         for (const auto& [n, seg] : segments_)
             out.bytes += seg.bytes;
+        out.bytes += memBytes_;
+        out.recordsDropped = recordsDropped_;
+        out.inMemory = !writer_;
         out.segments = segments_.size();
         if (!index_.empty()) {
             out.firstTs = index_.front().key.ts;

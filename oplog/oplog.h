@@ -17,6 +17,12 @@
 //   - is older than the cap: the segments after it already hold capBytes.
 // A reader whose position a dropped record was after gets CappedPositionLost.
 //
+// In memory (openInMemory: an in-memory engine's oplog, as MongoDB's
+// in-memory engine keeps one for replication): no files and no writer; each
+// record's payload is kept in memory, and append() caps at once: the oldest
+// records (in timestamp order) go while the payloads held pass capBytes
+// (always keeping the newest one). There is no checkpoint to protect.
+//
 // Thread safety: every method from any thread.
 #pragma once
 
@@ -30,6 +36,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mvcc/timestamp.h"
@@ -41,7 +48,7 @@
 namespace mvkv::oplog {
 
 struct OplogOptions {
-    std::string dir;
+    std::string dir;  // empty in memory
     SyncMode mode = SyncMode::kFsync;
     uint64_t segmentBytes = 64ull << 20;
     uint64_t capBytes = 1ull << 30;  // see "Capping" above
@@ -82,6 +89,8 @@ struct OplogStats {
     mvcc::Timestamp visibleTs = mvcc::kNoTimestamp;
     uint64_t segments = 0;
     uint64_t segmentsDropped = 0;
+    uint64_t recordsDropped = 0;  // by capping since open
+    bool inMemory = false;
     uint64_t batches = 0;  // group-commit writes since open
     double meanBatch = 0;  // records per batch
     uint64_t syncs = 0;
@@ -98,6 +107,10 @@ class Oplog {
                                                    const std::vector<ExistingRecord>& existing,
                                                    uint64_t nextSegment,
                                                    std::function<mvcc::Timestamp()> noHolesPoint);
+    /// An oplog without files, capped at `capBytes` of payload (>= 1,
+    /// else InvalidArgument).
+    static StatusWith<std::unique_ptr<Oplog>> openInMemory(
+        uint64_t capBytes, std::function<mvcc::Timestamp()> noHolesPoint);
     ~Oplog();  // closes the writer (written and synced)
     Oplog(const Oplog&) = delete;
     Oplog& operator=(const Oplog&) = delete;
@@ -110,14 +123,16 @@ class Oplog {
     /// The same for a payload already encoded (startPayload/addEntry) with
     /// `entries` entries at timestamp `ts`.
     Status append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries);
-    /// Where the next record will start.
-    LogPosition end() const { return writer_->end(); }
-    /// Writes and syncs every record appended so far.
-    Status flush() { return writer_->flush(); }
+    /// Where the next record will start ({0, 0} in memory).
+    LogPosition end() const { return writer_ ? writer_->end() : LogPosition{}; }
+    /// Writes and syncs every record appended so far (OK in memory).
+    Status flush() { return writer_ ? writer_->flush() : Status::OK(); }
     /// Writes, syncs and closes the log (no append after it); the first
-    /// write or sync error the log met, if any. Idempotent.
-    Status close() { return writer_->close(); }
+    /// write or sync error the log met, if any. Idempotent. OK in memory.
+    Status close() { return writer_ ? writer_->close() : Status::OK(); }
+    /// kNone in memory.
     SyncMode syncMode() const { return options_.mode; }
+    bool inMemory() const { return !writer_; }
     const OplogOptions& options() const { return options_; }
 
     // --- visibility ---
@@ -135,7 +150,8 @@ class Oplog {
     /// `fromStart` (a reader that starts at whatever is oldest).
     Status recordsAfter(RecordKey pos, bool fromStart, mvcc::Timestamp upTo, size_t max,
                         std::vector<RecordRef>* out) const;
-    /// The record's payload, read back from its segment (checksum checked).
+    /// The record's payload, read back from its segment (checksum checked);
+    /// in memory a copy of it, CappedPositionLost once capping dropped it.
     Status readRecord(const RecordRef& ref, std::string* payload);
 
     // --- capping ---
@@ -154,6 +170,7 @@ class Oplog {
 
     explicit Oplog(OplogOptions options, std::function<mvcc::Timestamp()> noHolesPoint);
     void indexLocked(RecordRef ref);
+    void capMemoryLocked();
 
     const OplogOptions options_;
     std::unique_ptr<LogWriter> writer_;
@@ -165,6 +182,10 @@ class Oplog {
     uint64_t entries_ = 0;
     RecordKey droppedThrough_;  // the newest key of a dropped record
     uint64_t segmentsDropped_ = 0;
+    uint64_t recordsDropped_ = 0;
+    // In memory: each record's payload by its sequence, and their bytes.
+    std::unordered_map<uint64_t, std::string> memPayloads_;
+    uint64_t memBytes_ = 0;
     VisibilityPublisher visibility_;  // last: its thread stops first
 };
 

@@ -117,7 +117,36 @@ TEST_CASE("replica: refuses impossible starts") {
     CHECK(ReplicaApplier::start(*primary, *memory, none).status().code() ==
           StatusCode::kInvalidArgument);
     CHECK(ReplicaApplier::start(*memory, *primary).status().code() ==
-          StatusCode::kIllegalOperation);  // an in-memory engine has no oplog
+          StatusCode::kIllegalOperation);  // a durable secondary
+    EngineOptions noOplog = inMemory();
+    noOplog.inMemoryOplogCapBytes = 0;
+    auto bare = openEngine(noOplog);
+    CHECK(ReplicaApplier::start(*bare, *memory).status().code() ==
+          StatusCode::kIllegalOperation);  // an in-memory engine that keeps no oplog
+}
+
+TEST_CASE("replica: an in-memory primary replicates through its in-memory oplog") {
+    auto primary = openEngine(inMemory());
+    auto secondary = openEngine(inMemory());
+    auto s = primary->openSession();
+    mustOk(s->createCollection("app.users"));
+    mustOk(s->put("app.users", "alice", "1"));  // before the applier starts
+    auto applier = startReplica(*primary, *secondary);
+    mustOk(s->begin());
+    mustOk(s->put("app.users", "bob", "2"));
+    mustOk(s->put("app.users", "carol", "3"));
+    mustOk(s->commit());
+    mustOk(s->remove("app.users", "alice"));
+    mustOk(s->createCollection("app.orders"));
+    mustOk(s->put("app.orders", "o1", "x"));
+    const mvcc::Timestamp last = lastOplogTs(*primary);
+    REQUIRE_OK(applier->waitApplied(last, 10s));
+    const std::string want = dump(*primary);
+    CHECK(want ==
+          "app.orders: o1=x\n"
+          "app.users: bob=2 carol=3\n");
+    CHECK(dump(*secondary, applier->readOptions()) == want);
+    CHECK(applier->stats().commandsApplied == 2);
 }
 
 TEST_CASE("replica: holds the primary's data and catalog once it has applied its last write") {

@@ -1209,10 +1209,68 @@ TEST_CASE("tail follows the oplog in the background while this shell's sessions 
             stop = o;
     CHECK(stop["entries"] == 4);
     CHECK(others.back()["ok"] == false);  // tail stop when not following
-    // In memory there is no oplog to follow.
-    Result mem = run({"--memory", "--json", "-c", "tail"});
-    CHECK(mem.code == 1);
-    CHECK(mem.objects()[0]["code"] == "IllegalOperation");
+    // In memory the in-memory oplog is followed the same way.
+    Result mem = run({"--memory", "--json", "-c", "tail; create u; put u a 1; tail stop"});
+    CHECK(mem.code == 0);
+    std::vector<json> memEntries;
+    for (json& o : mem.objects())
+        if (o.contains("entry"))
+            memEntries.push_back(o);
+    REQUIRE(memEntries.size() == 2);
+    CHECK(memEntries[0]["entry"]["command"] == "create");
+    CHECK(memEntries[1]["entry"]["key"] == "a");
+}
+
+TEST_CASE("watch prints change events in the background; resume_after resumes after one") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create u; create other; watch ns=test.u; put u a 1; begin; put u b 2; "
+                      "put u c 3; commit; put other x 1; del u a; watch stop; put u after 4; "
+                      "watch; watch; watch stop; watch stop; watch resume_after=zz; watch ns=a.",
+                      {"--sync", "none"});
+    CHECK(r.code == 1);  // the second watch, the last watch stop and the two bad ones
+    std::vector<json> events;
+    std::vector<json> others;
+    for (json& o : r.objects())
+        (o.contains("event") ? events : others).push_back(o);
+    REQUIRE(events.size() == 4);
+    CHECK(events[0]["event"]["operationType"] == "insert");
+    CHECK(events[0]["event"]["ns"] == "test.u");
+    CHECK(events[0]["event"]["key"] == "a");
+    CHECK(events[0]["event"]["value"] == "1");
+    CHECK(events[1]["event"]["key"] == "b");
+    CHECK(events[2]["event"]["key"] == "c");
+    CHECK(events[1]["event"]["clusterTime"] == events[2]["event"]["clusterTime"]);
+    CHECK(events[1]["event"]["txnId"] == events[2]["event"]["txnId"]);
+    CHECK(events[3]["event"]["operationType"] == "delete");
+    CHECK(!events[3]["event"].contains("value"));
+    for (const json& e : events) {
+        CHECK(e["cmd"] == "watch");
+        CHECK(e["session"] == "main");
+        CHECK(e["event"]["resumeToken"].is_string());
+    }
+    json stop;
+    for (const json& o : others)
+        if (o["cmd"] == "watch" && o.contains("events") && stop.is_null())
+            stop = o;
+    CHECK(stop["events"] == 4);
+    const size_t n = others.size();
+    REQUIRE(n >= 4);
+    CHECK(others[n - 1]["code"] == "InvalidArgument");  // ns=a.
+    CHECK(others[n - 2]["code"] == "InvalidArgument");  // a token it never made
+    CHECK(others[n - 3]["code"] == "IllegalOperation");  // watch stop when not watching
+    // After a restart, from the token of b (every namespace): what came after it.
+    const std::string token = events[1]["event"]["resumeToken"];
+    Result resumed = json_c(dir.path, "watch resume_after=" + token + "; put u d 5; watch stop");
+    CHECK(resumed.code == 0);
+    std::vector<std::string> keys;
+    for (json& o : resumed.objects())
+        if (o.contains("event"))
+            keys.push_back(o["event"]["key"]);
+    CHECK(keys == std::vector<std::string>{"c", "x", "a", "after", "d"});
+    Result human = human_c(dir.path, "watch; put u e 6; watch stop");
+    CHECK(human.code == 0);
+    CHECK(human.out.find("insert       test.u e = 6  (resume_after=") != std::string::npos);
 }
 
 TEST_CASE("review fixes: commit_ts=0 keeps the transaction, limits on set, quit's object, names") {

@@ -1,4 +1,4 @@
-// ts, set, history, gc, checkpoint, oplog, tail, locks, status, help, quit/exit.
+// ts, set, history, gc, checkpoint, oplog, tail, watch, locks, status, help, quit/exit.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -277,6 +277,35 @@ Reply tail(Shell& sh, const Args& a) {
     return r;
 }
 
+Reply watch(Shell& sh, const Args& a) {
+    if (a.size() == 1 && !a[0].quoted && lowerCase(a[0].text) == "stop") {
+        if (!sh.watching())
+            return Reply::error(Status::IllegalOperation("not watching"));
+        uint64_t n = sh.stopWatch();
+        Reply r;
+        r.fields["events"] = n;
+        r.lines.push_back(fmt::format("stopped watching ({} event{})", n, n == 1 ? "" : "s"));
+        return r;
+    }
+    std::string ns, token;
+    for (const Token& t : a) {
+        std::string name, value;
+        if (!splitOption(t.text, &name, &value) || (name != "ns" && name != "resume_after"))
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: watch [ns=NS] [resume_after=TOKEN] | watch stop",
+                            displayBytes(t.text, 40))));
+        (name == "ns" ? ns : token) = value;
+    }
+    if (Status s = sh.startWatch(ns, token); !s.ok())
+        return Reply::error(s);
+    Reply r;
+    r.fields["watching"] = true;
+    r.fields["ns"] = ns;
+    r.lines.push_back("watching: change events print as they are majority-committed (`watch "
+                      "stop` or Ctrl-C ends it)");
+    return r;
+}
+
 Reply locks(Shell& sh, const Args&) {
     Reply r;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -377,6 +406,27 @@ Reply tailEntryReply(const oplog::OplogEntry& e) {
     return item;
 }
 
+Reply changeEventReply(const engine::ChangeEvent& e) {
+    Reply item;
+    item.cmd = "watch";
+    nlohmann::ordered_json j = {{"operationType", engine::changeOpName(e.op)}, {"ns", e.ns}};
+    if (!e.key.empty() || (e.op != engine::ChangeOp::kDrop && e.op != engine::ChangeOp::kDropDatabase))
+        j["key"] = bytesToJson(e.key);
+    if (e.value)
+        j["value"] = bytesToJson(*e.value);
+    j["clusterTime"] = e.clusterTime;
+    j["txnId"] = e.txnId;
+    j["resumeToken"] = e.resumeToken;
+    item.fields["event"] = std::move(j);
+    std::string what = e.key.empty() && !e.value ? e.ns : e.ns + " " + displayBytes(e.key, 60);
+    if (e.value)
+        what += " = " + displayBytes(*e.value, 120);
+    item.lines.push_back(
+        fmt::format("{:>8}  {:<12} {}  (resume_after={})", e.clusterTime, changeOpName(e.op), what,
+                    e.resumeToken));
+    return item;
+}
+
 void addAdminCommands(CommandTable& t) {
     // None of these but `history` uses the current session (`set` checks
     // for itself); `tail`, `locks` and `quit` belong to the foreground.
@@ -406,6 +456,11 @@ void addAdminCommands(CommandTable& t) {
             "list oplog entries (default: the first 100)", 0, 3, oplogCmd});
     global({"tail", "tail [ns=NS] | tail stop",
             "follow new oplog entries in the background until `tail stop` or Ctrl-C", 0, 1, tail},
+           false);
+    global({"watch", "watch [ns=NS] [resume_after=TOKEN] | watch stop",
+            "a change stream: print change events in the background until `watch stop` or "
+            "Ctrl-C",
+            0, 2, watch},
            false);
     global({"locks", "locks", "the lock table: resources, granted modes and waiters", 0, 0, locks},
            false);

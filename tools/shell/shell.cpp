@@ -85,6 +85,7 @@ std::unique_ptr<engine::Session> Shell::openSession(const std::string& name) {
 Shell::~Shell() {
     stopJobs();
     stopTail();
+    stopWatch();
 }
 
 StatusWith<engine::ReplicaSet*> Shell::replicaSetOrStart() {
@@ -240,7 +241,8 @@ Status Shell::startTail(std::string ns) {
         return Status::IllegalOperation("already following the oplog; `tail stop` first");
     oplog::Oplog* log = engine_.oplog();
     if (!log)
-        return Status::IllegalOperation("an in-memory engine has no oplog; open the shell on a path");
+        return Status::IllegalOperation(
+            "this engine keeps no oplog (in memory with inMemoryOplogCapBytes 0)");
     auto cursor = engine_.openOplogCursor({log->refreshVisibility() + 1, std::move(ns)});
     if (!cursor.ok())
         return cursor.status();
@@ -288,6 +290,59 @@ uint64_t Shell::stopTail() {
     return followed_.load();
 }
 
+Status Shell::startWatch(std::string ns, std::string resumeAfter) {
+    if (watching())
+        return Status::IllegalOperation("already watching; `watch stop` first");
+    engine::ChangeStreamOptions o;
+    o.ns = std::move(ns);
+    o.resumeAfter = std::move(resumeAfter);
+    auto stream = engine_.watch(std::move(o));
+    if (!stream.ok())
+        return stream.status();
+    watcherStop_.store(false);
+    watched_.store(0);
+    watcher_ = std::thread([this, cs = std::shared_ptr<engine::ChangeStream>(
+                                      std::move(stream).value()),
+                            session = current_] {
+        blockSigint();
+        bool stopping = false;
+        while (true) {
+            // Once asked to stop: what is readable by then, without waiting.
+            if (!stopping && watcherStop_.load()) {
+                stopping = true;
+                if (engine_.oplog())
+                    engine_.oplog()->refreshVisibility();
+            }
+            auto ev = cs->next(stopping ? std::chrono::milliseconds(0)
+                                        : std::chrono::milliseconds(100));
+            if (!ev.ok()) {
+                Reply r = Reply::error(ev.status());
+                r.cmd = "watch";
+                r.session = session;
+                emit(r);
+                return;
+            }
+            if (ev.value()) {
+                Reply r = changeEventReply(*ev.value());
+                r.session = session;
+                emit(r);
+                watched_.fetch_add(1);
+            } else if (stopping) {
+                return;
+            }
+        }
+    });
+    return Status::OK();
+}
+
+uint64_t Shell::stopWatch() {
+    if (!watching())
+        return 0;
+    watcherStop_.store(true);
+    watcher_.join();
+    return watched_.load();
+}
+
 bool Shell::useSession(const std::string& name) {
     current_ = name;
     if (sessions_.count(name))
@@ -310,6 +365,7 @@ std::string Shell::sessionOfLocker(uint64_t id) const {
 void Shell::interrupt() {
     interrupted_.store(true, std::memory_order_release);
     followerStop_.store(true);  // Ctrl-C also ends a `tail`
+    watcherStop_.store(true);   // and a `watch`
     if (engine::Session* s = running_.load(std::memory_order_acquire))
         s->interrupt();
     {

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/change_stream.h"
 #include "engine/engine.h"
 #include "engine/replica_set.h"
 #include "engine/session.h"
@@ -69,6 +70,16 @@ class Shell {
     /// many entries were emitted (0 when not following).
     uint64_t stopTail();
     bool tailing() const { return follower_.joinable(); }
+    /// `watch`: a change stream (engine/change_stream.h) on `ns` ("" for
+    /// every database), from now or after `resumeAfter`, read in a
+    /// background thread that emits each event, like `tail`.
+    /// IllegalOperation when already watching; the stream's errors
+    /// (InvalidArgument for a bad namespace or token).
+    Status startWatch(std::string ns, std::string resumeAfter);
+    /// Stops watching, after emitting what is readable now; returns how many
+    /// events were emitted (0 when not watching).
+    uint64_t stopWatch();
+    bool watching() const { return watcher_.joinable(); }
 
     // --- background commands ---
 
@@ -165,6 +176,9 @@ class Shell {
     std::thread follower_;
     std::atomic<bool> followerStop_{false};
     std::atomic<uint64_t> followed_{0};
+    std::thread watcher_;
+    std::atomic<bool> watcherStop_{false};
+    std::atomic<uint64_t> watched_{0};
     std::set<std::string> lockTimeoutSet_;  // sessions whose lock_timeout_ms was set
     mutable std::mutex jobsMutex_;
     std::condition_variable jobsCv_;
@@ -177,6 +191,8 @@ Status checkArgs(const CommandSpec& spec, const Args& args);
 
 /// One `tail` item: {"cmd":"tail", ..., "entry":{...}}.
 Reply tailEntryReply(const oplog::OplogEntry& e);
+/// One `watch` item: {"cmd":"watch", ..., "event":{...}} (docs/shell.md).
+Reply changeEventReply(const engine::ChangeEvent& e);
 
 /// A number argument: InvalidArgument naming `what` unless all digits and in range.
 StatusWith<uint64_t> parseNumber(std::string_view text, std::string_view what);
