@@ -1,8 +1,8 @@
 // Engine::replay: what recovery applies of the oplog after the checkpoint it
 // loaded (docs/oplog.md, "Recovery").
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/engine.h"
 #include "engine/session.h"
@@ -105,7 +105,8 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
             resolvePending(e.txnId);
             if (kind == oplog::PreparedRecord::kPrepare)
                 pendingPrepares.push_back(
-                    {e.txnId, e.ts, std::vector<oplog::OplogEntry>(entries.begin() + 1, entries.end())});
+                    {e.txnId, e.ts,
+                     std::vector<oplog::OplogEntry>(entries.begin() + 1, entries.end())});
             continue;
         }
         if (e.op == oplog::OpType::kCommand) {
@@ -194,8 +195,8 @@ StatusWith<std::unique_ptr<Session>> Engine::takeRecovered(mvcc::TxnId txnId) {
     for (const PreparedTxnInfo& p : prepared_.list()) {
         if (p.txnId == txnId && p.sessionId != 0)
             return Status::IllegalOperation(fmt::format(
-                "prepared transaction {} belongs to session {}: commit or abort it there",
-                txnId, p.sessionId));
+                "prepared transaction {} belongs to session {}: commit or abort it there", txnId,
+                p.sessionId));
     }
     return Status::NotFound(fmt::format(
         "no recovered prepared transaction has id {} (preparedTransactions lists them; it may "

@@ -259,9 +259,7 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
                 const auto* head = static_cast<const mvcc::Update*>(tc.value());
                 if (readVisibleValue(
                         head, readTxn, engine_.history_,
-                        [this]() -> historystore::HistoryStore::Reader& {
-                            return historyReader();
-                        },
+                        [this]() -> historystore::HistoryStore::Reader& { return historyReader(); },
                         coll.id(), tc.key(), &v, &prepared)) {
                     curOp_.add(curOp_.docsExamined);
                     tally_.add(OpTally::kScannedObjects);

@@ -9,6 +9,7 @@
 #include "engine/namespace.h"
 #include "engine/op_scope.h"
 #include "engine/session.h"
+#include "engine/write_entries.h"
 #include "lockmgr/raii_locks.h"
 #include "util/printable.h"
 
@@ -18,7 +19,8 @@ using lockmgr::LockMode;
 
 Status Session::prepare(mvcc::Timestamp prepareTs) {
     if (!explicit_)
-        return Status::IllegalOperation("no transaction is running: begin one, write, then prepare");
+        return Status::IllegalOperation(
+            "no transaction is running: begin one, write, then prepare");
     OpScope op(*this, {CurOpType::kCommand, "prepareTransaction"});
     Status s = prepareTxn(prepareTs, true);
     if (!s.ok() && !txn_.active() && !txn_.prepared()) {
@@ -38,8 +40,10 @@ Status Session::prepareTxn(mvcc::Timestamp prepareTs, bool log) {
             engine_.txns_.abort(txn_);
             pending_.clear();
             engine_.log_->oplog().notifyCommit();  // its hold on all_durable is gone
-            return Status(s.code(), "the transaction was rolled back: its prepare record was not "
-                                    "written: " + s.message());
+            return Status(s.code(),
+                          "the transaction was rolled back: its prepare record was not "
+                          "written: " +
+                              s.message());
         }
     }
     txnDesc_.prepareTs.store(prepareTs, std::memory_order_relaxed);
@@ -124,19 +128,10 @@ Status Session::logPrepareRecord(bool abort) {
     const mvcc::Timestamp ts = txn_.prepareTs();
     const auto count = static_cast<uint32_t>(abort ? 1 : writes.size() + 1);
     oplog::startPayload(&logPayload_, count);
-    oplog::addEntry(&logPayload_, ts, txn_.id(), oplog::OpType::kCommand, oplog::kPreparedTxnNs,
-                    {}, abort ? oplog::kAbortPreparedCommand : oplog::kPrepareCommand);
-    if (!abort) {
-        for (size_t i = 0; i < writes.size(); ++i) {
-            const mvcc::Update* u = writes[i].update;
-            const bool tombstone = u->isTombstone();
-            oplog::addEntry(&logPayload_, ts, txn_.id(),
-                            tombstone ? oplog::OpType::kDelete
-                                      : static_cast<oplog::OpType>(pending_[i].op),
-                            pending_[i].collection->ns().ns(), pending_[i].key,
-                            tombstone ? std::string_view() : u->value());
-        }
-    }
+    oplog::addEntry(&logPayload_, ts, txn_.id(), oplog::OpType::kCommand, oplog::kPreparedTxnNs, {},
+                    abort ? oplog::kAbortPreparedCommand : oplog::kPrepareCommand);
+    if (!abort)
+        addWriteEntries(&logPayload_, ts, txn_.id(), writes, pending_);
     lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())
         return local.status();

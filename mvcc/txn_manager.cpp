@@ -66,7 +66,9 @@ void TransactionManager::publishRunningLocked() {
     for (Transaction* t = activeHead_; t; t = t->nextActive_) {
         // A prepared transaction leaves the running set, as WiredTiger's
         // leaves its global table: readers judge its versions by timestamp.
-        if (t->id_ != kNoTxnId && t->state_ != TxnState::kPrepared)
+        // (prepareTs_ is set under this mutex, and reset only while the
+        // transaction is off the list.)
+        if (t->id_ != kNoTxnId && t->prepareTs_ == kNoTimestamp)
             fresh->ids.push_back(t->id_);
     }
     std::sort(fresh->ids.begin(), fresh->ids.end());
@@ -397,9 +399,9 @@ void TransactionManager::abort(Transaction& txn) {
 
 Status TransactionManager::prepare(Transaction& txn, Timestamp prepareTs) {
     if (txn.prepared())
-        return Status::IllegalOperation(fmt::format(
-            "the transaction is already prepared at timestamp {}; commit or abort it",
-            txn.prepareTs_));
+        return Status::IllegalOperation(
+            fmt::format("the transaction is already prepared at timestamp {}; commit or abort it",
+                        txn.prepareTs_));
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: nothing to prepare");
     if (prepareTs == kNoTimestamp)
@@ -668,7 +670,7 @@ Horizon TransactionManager::horizon(TxnId unregisteredFloor) const {
     h.pinnedTs = pinnedLocked();
     h.oldestId = unregisteredFloor;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_)
-        if (t->state_ != TxnState::kPrepared)  // reads nothing more
+        if (t->prepareTs_ == kNoTimestamp)  // a prepared one reads nothing more
             h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
     return h;
 }

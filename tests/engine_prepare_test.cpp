@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
@@ -68,12 +69,18 @@ void writeAndPrepare(Session& s, std::initializer_list<std::pair<const char*, co
     mustOk(s.prepare(prepareTs));
 }
 
-void copyDataDir(const std::string& from, const std::string& to) {
-    std::filesystem::remove_all(to);
-    std::filesystem::create_directories(to);
-    for (const auto& e : std::filesystem::directory_iterator(from))
-        if (e.path().filename() != "mvkv.lock")
-            std::filesystem::copy_file(e.path(), to + "/" + e.path().filename().string());
+using mvkv::testing::copyDataDir;
+
+// Waits (on the operation's state, not on time) until session `client`'s
+// running operation has met a prepare conflict; returns its opid.
+uint64_t waitForPrepareConflict(Engine& e, std::string_view client) {
+    while (true) {
+        nlohmann::json ops = nlohmann::json::parse(e.currentOp());
+        for (const auto& op : ops["inprog"])
+            if (op["client"] == client && op.value("prepareConflicts", 0) >= 1)
+                return op["opid"].get<uint64_t>();
+        std::this_thread::yield();
+    }
 }
 
 nlohmann::json transactionsStatus(Engine& e) {
@@ -84,8 +91,9 @@ nlohmann::json transactionsStatus(Engine& e) {
 
 }  // namespace
 
-TEST_CASE("test_prepare01_read_before_prepare_ts: a read below the prepare timestamp sees the old "
-          "value and no conflict") {
+TEST_CASE(
+    "test_prepare01_read_before_prepare_ts: a read below the prepare timestamp sees the old "
+    "value and no conflict") {
     auto e = engineWith({{"k", "old"}}, 10);
     auto p = e->openSession();
     writeAndPrepare(*p, {{"k", "new"}}, 20);
@@ -104,7 +112,7 @@ TEST_CASE("test_prepare02_read_at_or_after_prepare_ts: PrepareConflict until it 
     writeAndPrepare(*p, {{"k", "new"}, {"fresh", "1"}}, 20);
     CHECK(readAt(*e, "k", 20) == "<PrepareConflict>");
     CHECK(readAt(*e, "k", 30) == "<PrepareConflict>");
-    CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");  // no read timestamp: the newest
+    CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");      // no read timestamp: the newest
     CHECK(readAt(*e, "fresh", 0) == "<PrepareConflict>");  // a prepared insert
     // The message names the transaction and its prepare timestamp.
     auto s = e->openSession();
@@ -151,8 +159,9 @@ TEST_CASE("test_prepare03_commit_below_prepare_refused: the transaction stays pr
     CHECK(readAt(*e, "k", 31) == "newer");
 }
 
-TEST_CASE("test_prepare04_prepare_timestamp_rules: after stable and oldest, not 0, not after a "
-          "commit timestamp; a refused prepare changes nothing") {
+TEST_CASE(
+    "test_prepare04_prepare_timestamp_rules: after stable and oldest, not 0, not after a "
+    "commit timestamp; a refused prepare changes nothing") {
     auto e = engineWith({{"k", "old"}}, 10);
     mustOk(e->setStableTimestamp(15));
     mustOk(e->setOldestTimestamp(12));
@@ -214,8 +223,9 @@ TEST_CASE("test_prepare06_writer_on_prepared_key: WriteConflict") {
     CHECK(readAt(*e, "k", 0) == "mine");
 }
 
-TEST_CASE("test_prepare07_ignore_prepare: reads as if the prepared writes were absent, may not "
-          "write") {
+TEST_CASE(
+    "test_prepare07_ignore_prepare: reads as if the prepared writes were absent, may not "
+    "write") {
     auto e = engineWith({{"k", "old"}}, 10);
     auto p = e->openSession();
     writeAndPrepare(*p, {{"k", "new"}, {"fresh", "1"}}, 20);
@@ -233,8 +243,9 @@ TEST_CASE("test_prepare07_ignore_prepare: reads as if the prepared writes were a
     CHECK(readAt(*e, "k", 0, true) == "new");  // committed: seen as usual
 }
 
-TEST_CASE("test_prepare08_prepared_delete: conflicts like a write; committed, the key is gone at "
-          "its commit timestamp only") {
+TEST_CASE(
+    "test_prepare08_prepared_delete: conflicts like a write; committed, the key is gone at "
+    "its commit timestamp only") {
     auto e = engineWith({{"k", "old"}, {"j", "keep"}}, 10);
     auto p = e->openSession();
     mustOk(p->begin());
@@ -291,8 +302,9 @@ TEST_CASE("test_prepare09_abort: the old values come back, the counters count it
     CHECK(t["totalPreparedThenCommitted"] == 1);
 }
 
-TEST_CASE("test_prepare10_cursors_and_scans: PrepareConflict in a transaction, at the prepared "
-          "key") {
+TEST_CASE(
+    "test_prepare10_cursors_and_scans: PrepareConflict in a transaction, at the prepared "
+    "key") {
     auto e = engineWith({{"a", "1"}, {"b", "2"}, {"c", "3"}}, 10);
     auto p = e->openSession();
     writeAndPrepare(*p, {{"b", "22"}}, 20);
@@ -327,8 +339,10 @@ TEST_CASE("test_prepare10_cursors_and_scans: PrepareConflict in a transaction, a
     CHECK(scanAll(*s, kNs) == "a=1,b=22,c=3");
 }
 
-TEST_CASE("test_prepare11_implicit_read_waits: an implicit read, cursor or scan waits for the "
-          "prepared transaction and counts the conflict" * doctest::test_suite("concurrency")) {
+TEST_CASE(
+    "test_prepare11_implicit_read_waits: an implicit read, cursor or scan waits for the "
+    "prepared transaction and counts the conflict" *
+    doctest::test_suite("concurrency")) {
     auto e = engineWith({{"a", "1"}, {"b", "2"}}, 10);
     auto p = e->openSession();
     writeAndPrepare(*p, {{"b", "22"}}, 20);
@@ -339,16 +353,7 @@ TEST_CASE("test_prepare11_implicit_read_waits: an implicit read, cursor or scan 
         got = getOr(*s, kNs, "b");
         scanned = scanAll(*s, kNs);
     });
-    // Wait (on the reader's state, not on time) until currentOp shows it
-    // blocked on the prepare conflict.
-    bool waiting = false;
-    while (!waiting) {
-        nlohmann::json ops = nlohmann::json::parse(e->currentOp());
-        for (const auto& op : ops["inprog"])
-            if (op["client"] == "waiting-reader" && op.value("prepareConflicts", 0) >= 1)
-                waiting = true;
-        std::this_thread::yield();
-    }
+    waitForPrepareConflict(*e, "waiting-reader");
     mustOk(p->commit(21, 21));
     reader.join();
     CHECK(got == "22");
@@ -360,21 +365,16 @@ TEST_CASE("test_prepare11_implicit_read_waits: an implicit read, cursor or scan 
         s->setName("waiting-reader-2");
         viaCursor = scanAll(*s, kNs);
     });
-    waiting = false;
-    while (!waiting) {
-        nlohmann::json ops = nlohmann::json::parse(e->currentOp());
-        for (const auto& op : ops["inprog"])
-            if (op["client"] == "waiting-reader-2" && op.value("prepareConflicts", 0) >= 1)
-                waiting = true;
-        std::this_thread::yield();
-    }
+    waitForPrepareConflict(*e, "waiting-reader-2");
     mustOk(p->abort());
     reader2.join();
     CHECK(viaCursor == "a=1,b=22");
 }
 
-TEST_CASE("test_prepare12_killop_ends_a_waiting_read: Interrupted, the prepared transaction "
-          "stays" * doctest::test_suite("concurrency")) {
+TEST_CASE(
+    "test_prepare12_killop_ends_a_waiting_read: Interrupted, the prepared transaction "
+    "stays" *
+    doctest::test_suite("concurrency")) {
     auto e = engineWith({{"k", "old"}}, 10);
     auto p = e->openSession();
     writeAndPrepare(*p, {{"k", "new"}}, 20);
@@ -382,23 +382,16 @@ TEST_CASE("test_prepare12_killop_ends_a_waiting_read: Interrupted, the prepared 
     s->setName("killed-reader");
     Status st;
     std::thread reader([&] { st = s->get(kNs, "k").status(); });
-    uint64_t opid = 0;
-    while (opid == 0) {
-        nlohmann::json ops = nlohmann::json::parse(e->currentOp());
-        for (const auto& op : ops["inprog"])
-            if (op["client"] == "killed-reader" && op.value("prepareConflicts", 0) >= 1)
-                opid = op["opid"];
-        std::this_thread::yield();
-    }
-    mustOk(e->killOp(opid));
+    mustOk(e->killOp(waitForPrepareConflict(*e, "killed-reader")));
     reader.join();
     CHECK(st.code() == StatusCode::kInterrupted);
     CHECK(p->prepared());
     mustOk(p->commit(20, 20));
 }
 
-TEST_CASE("test_prepare13_timestamps: all_durable and checkpoints stay below the prepare "
-          "timestamp until it resolves") {
+TEST_CASE(
+    "test_prepare13_timestamps: all_durable and checkpoints stay below the prepare "
+    "timestamp until it resolves") {
     TempDir dir("mvkv-prepare-test");
     auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
     auto s = e->openSession();
@@ -424,8 +417,9 @@ TEST_CASE("test_prepare13_timestamps: all_durable and checkpoints stay below the
     CHECK(readAt(*e, "k", 24) == "old");
 }
 
-TEST_CASE("test_prepare14_history_pinned: the version a prepared update replaced stays readable "
-          "through the sweep") {
+TEST_CASE(
+    "test_prepare14_history_pinned: the version a prepared update replaced stays readable "
+    "through the sweep") {
     auto e = engineWith({{"k", "v1"}}, 10);
     auto s = e->openSession();
     mustOk(s->begin());
@@ -446,8 +440,9 @@ TEST_CASE("test_prepare14_history_pinned: the version a prepared update replaced
     CHECK(readAt(*e, "k", 25) == "v3");
 }
 
-TEST_CASE("test_prepare15_crash_between_prepare_and_commit: rebuilt as prepared, committed by id "
-          "after the restart, visible at its commit timestamp") {
+TEST_CASE(
+    "test_prepare15_crash_between_prepare_and_commit: rebuilt as prepared, committed by id "
+    "after the restart, visible at its commit timestamp") {
     TempDir dir("mvkv-prepare-test");
     TempDir scratchDir("mvkv-prepare-test");
     const std::string scratch = scratchDir.path + "/data";
@@ -519,9 +514,10 @@ TEST_CASE("test_prepare15_crash_between_prepare_and_commit: rebuilt as prepared,
     CHECK(readAt(*again, "after", 0) == "restart");
 }
 
-TEST_CASE("test_prepare16_recovered_abort_and_clean_close: a closed session's prepared "
-          "transaction is rolled back; a close leaves a recovered one prepared; its abort is "
-          "logged") {
+TEST_CASE(
+    "test_prepare16_recovered_abort_and_clean_close: a closed session's prepared "
+    "transaction is rolled back; a close leaves a recovered one prepared; its abort is "
+    "logged") {
     TempDir dir("mvkv-prepare-test");
     TempDir scratchDir("mvkv-prepare-test");
     const std::string scratch = scratchDir.path + "/data";
@@ -572,8 +568,10 @@ TEST_CASE("test_prepare16_recovered_abort_and_clean_close: a closed session's pr
     CHECK(readAt(*e, "k", 0) == "later");
 }
 
-TEST_CASE("test_prepare17_readers_during_prepare_and_commit: implicit readers never see half a "
-          "transaction" * doctest::test_suite("concurrency")) {
+TEST_CASE(
+    "test_prepare17_readers_during_prepare_and_commit: implicit readers never see half a "
+    "transaction" *
+    doctest::test_suite("concurrency")) {
     // One thread writes a pair (a, b) to the same value in transactions it
     // prepares and then commits or aborts; readers read the pair implicitly
     // (point reads and scans), waiting on prepare conflicts. Every read

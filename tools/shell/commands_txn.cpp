@@ -1,4 +1,4 @@
-// begin, commit, abort, session, sessions.
+// begin, commit, prepare, abort, session, sessions.
 #include <fmt/format.h>
 
 #include "tools/shell/bytes.h"
@@ -24,9 +24,12 @@ Reply begin(Shell& sh, const Args& a) {
             o.readTs = n.value();
         } else if (lowerCase(t.text) == "roundup") {
             o.roundUpReadTs = true;
+        } else if (lowerCase(t.text) == "ignore_prepare") {
+            o.ignorePrepare = true;
         } else {
-            return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected {}; usage: begin [read_ts=N] [roundup]", displayBytes(t.text, 40))));
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: begin [read_ts=N] [roundup] [ignore_prepare]",
+                            displayBytes(t.text, 40))));
         }
     }
     if (Status s = sh.session().begin(o); !s.ok())
@@ -37,34 +40,80 @@ Reply begin(Shell& sh, const Args& a) {
     r.lines.push_back(info.readTs
                           ? fmt::format("transaction begun, reading at timestamp {}", info.readTs)
                           : "transaction begun, reading the newest commits");
+    if (o.ignorePrepare) {
+        r.fields["ignorePrepare"] = true;
+        r.lines.back() += " (ignoring prepared writes; it may not write)";
+    }
     return r;
+}
+
+// A timestamp option of commit or prepare: `name`=N with N > 0.
+StatusWith<mvcc::Timestamp> timestampOption(const std::string& value, std::string_view name,
+                                            std::string_view still) {
+    auto n = parseNumber(value, name);
+    if (!n.ok())
+        return n.status();
+    if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
+        return Status::InvalidArgument(
+            fmt::format("{} must be a timestamp > 0; the transaction is still {}", name, still));
+    return n.value();
 }
 
 Reply commit(Shell& sh, const Args& a) {
     std::optional<mvcc::Timestamp> ts;
-    if (!a.empty()) {
+    std::optional<mvcc::Timestamp> durable;
+    const bool prepared = sh.session().prepared();
+    for (const Token& t : a) {
         std::string name, value;
-        if (!splitOption(a[0].text, &name, &value) || name != "commit_ts")
-            return Reply::error(Status::InvalidArgument(fmt::format(
-                "unexpected {}; usage: commit [commit_ts=N]", displayBytes(a[0].text, 40))));
-        auto n = parseNumber(value, "commit_ts");
+        if (!splitOption(t.text, &name, &value) || (name != "commit_ts" && name != "durable_ts"))
+            return Reply::error(Status::InvalidArgument(
+                fmt::format("unexpected {}; usage: commit [commit_ts=N] [durable_ts=N]",
+                            displayBytes(t.text, 40))));
+        auto n = timestampOption(value, name, prepared ? "prepared" : "open");
         if (!n.ok())
             return Reply::error(n.status());
-        if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
-            return Reply::error(Status::InvalidArgument(
-                "commit_ts must be a timestamp > 0; the transaction is still open"));
-        ts = n.value();
+        (name == "commit_ts" ? ts : durable) = n.value();
     }
+    if (durable && !ts)
+        return Reply::error(Status::InvalidArgument(
+            "durable_ts goes with commit_ts (commit commit_ts=N durable_ts=N)"));
     const size_t writes = sh.session().info().writes;
-    if (Status s = sh.session().commit(ts); !s.ok())
+    Status s = durable ? sh.session().commit(*ts, *durable) : sh.session().commit(ts);
+    if (!s.ok())
         return Reply::error(s);
     Reply r;
     mvcc::Timestamp committed = writes ? sh.session().lastCommitTs() : mvcc::kNoTimestamp;
     r.fields["commitTs"] = tsOrNull(committed);
     r.fields["writes"] = writes;
+    if (prepared)
+        r.fields["durableTs"] = tsOrNull(durable ? *durable : committed);
     r.lines.push_back(committed ? fmt::format("committed at timestamp {} ({} write{})", committed,
                                               writes, writes == 1 ? "" : "s")
                                 : "committed (read-only)");
+    if (prepared && durable && committed)
+        r.lines.back() += fmt::format(", durable at {}", *durable);
+    return r;
+}
+
+Reply prepare(Shell& sh, const Args& a) {
+    std::string name, value;
+    if (!splitOption(a[0].text, &name, &value) || name != "prepare_ts")
+        return Reply::error(Status::InvalidArgument(fmt::format(
+            "unexpected {}; usage: prepare prepare_ts=N", displayBytes(a[0].text, 40))));
+    auto ts = timestampOption(value, "prepare_ts", "open");
+    if (!ts.ok())
+        return Reply::error(ts.status());
+    if (Status s = sh.session().prepare(ts.value()); !s.ok())
+        return Reply::error(s);
+    engine::SessionInfo info = sh.session().info();
+    Reply r;
+    r.fields["prepareTs"] = info.prepareTs;
+    r.fields["txnId"] = info.txnId;
+    r.fields["writes"] = info.writes;
+    r.lines.push_back(fmt::format(
+        "prepared at timestamp {} (transaction {}, {} write{}); commit commit_ts=N [durable_ts=N] "
+        "or abort",
+        info.prepareTs, info.txnId, info.writes, info.writes == 1 ? "" : "s"));
     return r;
 }
 
@@ -110,13 +159,17 @@ Reply sessions(Shell& sh, const Args&) {
         list.push_back({{"name", name},
                         {"current", name == sh.sessionName()},
                         {"inTransaction", i.inTransaction},
+                        {"prepared", i.prepared},
                         {"readTs", tsOrNull(i.readTs)},
                         {"txnId", i.txnId},
                         {"writes", i.writes}});
-        r.lines.push_back(fmt::format(
-            "{} {:<16} {:<14} {:>8} {:>8} {:>7}", name == sh.sessionName() ? "*" : " ", name,
-            i.inTransaction ? "in transaction" : "idle", i.readTs ? std::to_string(i.readTs) : "-",
-            i.txnId ? std::to_string(i.txnId) : "-", i.writes));
+        r.lines.push_back(fmt::format("{} {:<16} {:<14} {:>8} {:>8} {:>7}",
+                                      name == sh.sessionName() ? "*" : " ", name,
+                                      i.prepared        ? "prepared"
+                                      : i.inTransaction ? "in transaction"
+                                                        : "idle",
+                                      i.readTs ? std::to_string(i.readTs) : "-",
+                                      i.txnId ? std::to_string(i.txnId) : "-", i.writes));
     }
     r.fields["sessions"] = std::move(list);
     return r;
@@ -125,12 +178,18 @@ Reply sessions(Shell& sh, const Args&) {
 }  // namespace
 
 void addTxnCommands(CommandTable& t) {
-    t.add({"begin", "begin [read_ts=N] [roundup]",
+    t.add({"begin", "begin [read_ts=N] [roundup] [ignore_prepare]",
            "start a transaction (a snapshot; at read_ts when given; roundup: below oldest reads at "
-           "oldest)",
-           0, 2, begin});
-    t.add({"commit", "commit [commit_ts=N]",
-           "commit the transaction (at commit_ts, or the clock's next)", 0, 1, commit});
+           "oldest; ignore_prepare: prepared writes read as absent)",
+           0, 3, begin});
+    t.add({"commit", "commit [commit_ts=N] [durable_ts=N]",
+           "commit the transaction (at commit_ts, or the clock's next; a prepared one needs "
+           "commit_ts, durable at durable_ts or commit_ts)",
+           0, 2, commit});
+    t.add({"prepare", "prepare prepare_ts=N",
+           "prepare the transaction at prepare_ts (WiredTiger's prepare_transaction): no more "
+           "writes; readers conflict until commit or abort",
+           1, 1, prepare});
     t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
     // Both read or change the shell's table of sessions: foreground only.
     CommandSpec& one = t.add({"session", "session NAME",
