@@ -2051,10 +2051,11 @@ TEST_CASE(
                       "begin ignore_prepare; get c k; commit\n"
                       "session main; sessions; commit commit_ts=99\n"
                       "commit commit_ts=150 durable_ts=160\n"
-                      "session r; begin; get c k; commit");
+                      "session r; begin; get c k; commit\n"
+                      "oplog");
     CHECK(r.code == 1);  // the refused commands
     auto o = r.objects();
-    REQUIRE(o.size() == 21);
+    REQUIRE(o.size() == 22);
     CHECK(o[4]["cmd"] == "prepare");
     CHECK(o[4]["ok"] == true);
     CHECK(o[4]["prepareTs"] == 100);
@@ -2088,6 +2089,13 @@ TEST_CASE(
     CHECK(o[16]["durableTs"] == 160);
     CHECK(o[16]["writes"] == 1);
     CHECK(o[19]["value"] == "v1");
+    // The oplog shows the prepared transaction as its commit only, at 150.
+    std::vector<std::pair<uint64_t, std::string>> logged;
+    for (const json& entry : o[21]["entries"])
+        logged.emplace_back(entry["ts"].get<uint64_t>(),
+                            entry.value("key", entry.value("command", std::string())));
+    REQUIRE(logged.size() == 3);  // create, put k v0, the commit
+    CHECK(logged[2] == std::pair<uint64_t, std::string>{150, "k"});
     CHECK(getValue(dir.path, "c", "k") == "v1");
     // Bad input: one error each, nothing prepared.
     Result bad = json_c(dir.path,
