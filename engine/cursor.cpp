@@ -46,6 +46,26 @@ Status Cursor::check() const {
 
 Status Cursor::settle(bool forward) {
     valid_ = false;
+    while (true) {
+        const uint64_t seen = session_.engine_.prepared_.resolvedCount();
+        const mvcc::Update* prepared = nullptr;
+        Status s = settleOnce(forward, &prepared);
+        if (!s.ok() || !prepared)
+            return s;
+        // The key's version this cursor would read is prepared: inside a
+        // transaction that is the caller's PrepareConflict; a cursor of its
+        // own waits for the resolution, as MongoDB retries, then reads the
+        // same key again.
+        session_.curOp_.add(session_.curOp_.prepareConflicts);
+        Status conflict = session_.prepareConflict(*coll_, treeCursor_.key(), prepared);
+        if (!ownTxn_)
+            return conflict;
+        if (!session_.waitPrepareResolved(seen, &conflict))
+            return conflict;
+    }
+}
+
+Status Cursor::settleOnce(bool forward, const mvcc::Update** prepared) {
     auto guard = session_.engine_.epochs_.pin();
     const mvcc::Transaction& t = txn();
     CurOp& op = session_.curOp_;
@@ -63,7 +83,7 @@ Status Cursor::settle(bool forward) {
             return session_.historyReader();
         };
         if (readVisibleValue(head, t, session_.engine_.history_, reader, coll_->id(),
-                             treeCursor_.key(), &v, &ts_)) {
+                             treeCursor_.key(), &v, prepared, &ts_)) {
             // resize + memcpy: assign()'s general path (aliasing, growth
             // policy) costs more than the copy of a small value.
             value_.resize(v.size());
@@ -75,6 +95,8 @@ Status Cursor::settle(bool forward) {
             op.add(op.nreturned);
             return Status::OK();
         }
+        if (*prepared) [[unlikely]]
+            return Status::OK();  // stays on the key
         if (forward)
             treeCursor_.next();
         else

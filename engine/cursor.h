@@ -64,7 +64,13 @@ class Cursor {
     const mvcc::Transaction& txn() const;
     /// Moves the tree cursor in `forward` direction until a visible live key.
     /// Interrupted (killOp) when it is interrupted while skipping keys.
+    /// Moves to the first key (from the tree cursor on) with a visible live
+    /// value. A prepared version met (docs/mvcc.md): PrepareConflict inside
+    /// a transaction; a cursor with its own snapshot waits for it to resolve.
     Status settle(bool forward);
+    /// One pass under one epoch pin; stops on a key whose version is
+    /// prepared, with *prepared set.
+    Status settleOnce(bool forward, const mvcc::Update** prepared);
 
     Session& session_;
     std::shared_ptr<Collection> coll_;

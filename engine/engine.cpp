@@ -202,6 +202,7 @@ Status Engine::openSlowOpLog(bool withFile) {
 }
 
 Engine::~Engine() {
+    prepared_.dropRecovered();  // the log keeps them prepared for the next open
     ttlMonitor_->stop();    // no pass begins after this; its session ends here
     profiler_->shutdown();  // its session ends before the check below
     if (checkpointer_)

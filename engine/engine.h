@@ -29,6 +29,7 @@
 #include "engine/majority_commit_point.h"
 #include "engine/op_clock.h"
 #include "engine/op_registry.h"
+#include "engine/prepared_transactions.h"
 #include "engine/profiler.h"
 #include "engine/slow_op_log.h"
 #include "engine/ttl_monitor.h"
@@ -146,6 +147,21 @@ class Engine {
     /// after wtimeout, the write committed all the same.
     Status awaitWriteConcern(mvcc::Timestamp ts, const WriteConcern& wc);
 
+    // --- prepared transactions (docs/mvcc.md, "Prepared transactions") ---
+
+    /// Every prepared transaction not yet committed or aborted: those a
+    /// session prepared (sessionId) and those recovery rebuilt from the
+    /// oplog after a restart (sessionId 0), which only the calls below end.
+    std::vector<PreparedTxnInfo> preparedTransactions() const { return prepared_.list(); }
+    /// Commits recovered prepared transaction `txnId` as Session::commit(
+    /// commitTs, durableTs) does (logged; a refused timestamp leaves it
+    /// prepared). NotFound when no recovered transaction has that id;
+    /// IllegalOperation when a session prepared it (commit it there).
+    Status commitPrepared(mvcc::TxnId txnId, mvcc::Timestamp commitTs, mvcc::Timestamp durableTs);
+    /// Aborts recovered prepared transaction `txnId` (logged). Errors as
+    /// commitPrepared.
+    Status abortPrepared(mvcc::TxnId txnId);
+
     /// WiredTiger's set_timestamp / query_timestamp.
     Status setOldestTimestamp(mvcc::Timestamp ts) { return txns_.setOldest(ts); }
     Status setStableTimestamp(mvcc::Timestamp ts) { return txns_.setStable(ts); }
@@ -234,6 +250,12 @@ class Engine {
     /// Replays what the checkpoint does not hold of the recovered log, in
     /// log order, through a session (docs/oplog.md, "Recovery").
     Status replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint);
+    /// Recovery: rebuilds a transaction the log left prepared, as prepared,
+    /// under its logged id, on an engine session the table owns.
+    Status rebuildPrepared(mvcc::TxnId txnId, mvcc::Timestamp prepareTs,
+                           const std::vector<oplog::OplogEntry>& writes);
+    /// The session of recovered transaction `txnId`, or the error to return.
+    StatusWith<std::unique_ptr<Session>> takeRecovered(mvcc::TxnId txnId);
     friend class Session;
     friend class Checkpointer;
     friend class Cursor;
@@ -279,6 +301,7 @@ class Engine {
     MajorityCommitPoint majority_;
     mutable std::mutex replMutex_;
     std::shared_ptr<ReplicationCoordinator> repl_;  // GUARDED_BY(replMutex_)
+    PreparedTransactions prepared_;  // its recovered sessions end first at close
     std::unique_ptr<Profiler> profiler_;  // after everything its session uses
     std::unique_ptr<TtlMonitor> ttlMonitor_;  // stopped first at close
 };

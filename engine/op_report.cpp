@@ -76,7 +76,8 @@ void appendCounterFields(JsonText& j, const OpCounters& c, std::string_view yiel
         j.field("ndeleted", c.keysDeleted);
 }
 
-void appendTransaction(JsonText& j, uint64_t txnId, uint64_t readTs, int64_t openMicros) {
+void appendTransaction(JsonText& j, uint64_t txnId, uint64_t readTs, int64_t openMicros,
+                       uint64_t prepareTs = 0) {
     j.key("transaction");
     j.begin();
     j.field("txnNumber", txnId);
@@ -85,6 +86,8 @@ void appendTransaction(JsonText& j, uint64_t txnId, uint64_t readTs, int64_t ope
     if (openMicros >= 0)
         j.field("timeOpenMicros", openMicros);
     j.field("explicit", true);
+    if (prepareTs != 0)  // MongoDB's currentOp field of a prepared transaction
+        j.field("prepareTimestamp", prepareTs);
     j.end();
 }
 
@@ -240,7 +243,7 @@ std::string inprogEntry(const SessionView& v) {
     }
     if (v.txnOpen)
         appendTransaction(j, v.txnId, v.readTs,
-                          std::max<int64_t>(0, v.nowMicros - v.txnStartMicros));
+                          std::max<int64_t>(0, v.nowMicros - v.txnStartMicros), v.prepareTs);
     j.end();
     return out;
 }

@@ -57,6 +57,7 @@ struct SessionView {
     uint64_t txnId = 0;
     uint64_t readTs = 0;
     int64_t txnStartMicros = 0;
+    uint64_t prepareTs = 0;  // 0: not prepared
 };
 /// One currentOp inprog entry (JSON text): a running operation
 /// ("type":"op") or, when no operation runs, an open transaction

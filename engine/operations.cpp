@@ -36,6 +36,7 @@ std::string Engine::currentOp(bool all) {
             v.txnId = s.txnDesc_.txnId.load(std::memory_order_relaxed);
             v.readTs = s.txnDesc_.readTs.load(std::memory_order_relaxed);
             v.txnStartMicros = s.txnDesc_.startMicros.load(std::memory_order_relaxed);
+            v.prepareTs = s.txnDesc_.prepareTs.load(std::memory_order_relaxed);
         }
         views.push_back(std::move(v));
     });

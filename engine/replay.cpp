@@ -2,6 +2,8 @@
 // loaded (docs/oplog.md, "Recovery").
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/engine.h"
 #include "engine/session.h"
 
@@ -41,6 +43,13 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
             if (!before(r.where))
                 continue;
             const oplog::OplogEntry& first = r.entries.front();
+            // A prepare at or below the checkpoint's timestamp was resolved
+            // before the checkpoint (an unresolved one holds checkpoints
+            // below its prepare timestamp); a later one is replayed.
+            if (oplog::preparedRecordKind(r.entries) != oplog::PreparedRecord::kNone) {
+                apply[i] = first.ts > checkpoint.ts;
+                continue;
+            }
             if (first.op == oplog::OpType::kCommand) {
                 apply[i] = false;  // the checkpoint's catalog has it
                 if (isDrop(first))
@@ -64,6 +73,24 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
                 kept[i] = std::move(live);
         }
     }
+    // Transaction ids go on after the log's own: a prepared transaction
+    // rebuilt below keeps its logged id, which no later one may reuse.
+    mvcc::TxnId maxLoggedId = mvcc::kNoTxnId;
+    for (const DurableLog::Record& r : records)
+        for (const oplog::OplogEntry& e : r.entries)
+            maxLoggedId = std::max(maxLoggedId, e.txnId);
+    txns_.raiseNextTxnId(maxLoggedId);
+    // Prepared transactions not yet committed or aborted in the log, in
+    // log order (docs/oplog.md, "Prepared transactions").
+    struct PendingPrepare {
+        mvcc::TxnId txnId;
+        mvcc::Timestamp prepareTs;
+        std::vector<oplog::OplogEntry> writes;
+    };
+    std::vector<PendingPrepare> pendingPrepares;
+    auto resolvePending = [&](mvcc::TxnId id) {
+        std::erase_if(pendingPrepares, [&](const PendingPrepare& p) { return p.txnId == id; });
+    };
     auto session = openSession();
     session->setApplyingOplog(true);  // the log holds every capped eviction
     session->setMonitored(false);     // recovery is the engine's, not a client's
@@ -74,6 +101,14 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
         const oplog::OplogEntry& e = entries.front();
         ++recovery_.recordsReplayed;
         recovery_.entriesReplayed += entries.size();
+        if (auto kind = oplog::preparedRecordKind(entries); kind != oplog::PreparedRecord::kNone) {
+            resolvePending(e.txnId);
+            if (kind == oplog::PreparedRecord::kPrepare)
+                pendingPrepares.push_back(
+                    {e.txnId, e.ts,
+                     std::vector<oplog::OplogEntry>(entries.begin() + 1, entries.end())});
+            continue;
+        }
         if (e.op == oplog::OpType::kCommand) {
             // Commands replay idempotently: the checkpoint's catalog may
             // already hold what a command logged just after it began did.
@@ -103,7 +138,9 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
                 return s;
             continue;
         }
-        // One transaction, applied at its commit timestamp.
+        // One transaction, applied at its commit timestamp (a prepared
+        // one's commit record carries its id).
+        resolvePending(e.txnId);
         if (Status s = session->begin(); !s.ok())
             return s;
         for (const oplog::OplogEntry& w : entries) {
@@ -119,7 +156,71 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
         if (Status s = session->commit(e.ts); !s.ok())
             return s;
     }
+    session.reset();
+    for (const PendingPrepare& p : pendingPrepares) {
+        if (Status s = rebuildPrepared(p.txnId, p.prepareTs, p.writes); !s.ok())
+            return Status(s.code(), fmt::format("rebuilding prepared transaction {}: {}", p.txnId,
+                                                s.message()));
+    }
     return Status::OK();
+}
+
+Status Engine::rebuildPrepared(mvcc::TxnId txnId, mvcc::Timestamp prepareTs,
+                               const std::vector<oplog::OplogEntry>& writes) {
+    auto session = openSession();
+    session->setApplyingOplog(true);
+    session->setMonitored(false);
+    session->setName(fmt::format("recovered prepared transaction {}", txnId));
+    if (Status s = session->begin(); !s.ok())
+        return s;
+    if (Status s = txns_.adoptTxnId(session->txn_, txnId); !s.ok())
+        return s;
+    for (const oplog::OplogEntry& w : writes) {
+        Status s = w.op == oplog::OpType::kDelete ? session->remove(w.ns, w.key)
+                                                  : session->put(w.ns, w.key, w.value);
+        if (s.code() == StatusCode::kNotFound && w.op == oplog::OpType::kDelete)
+            s = Status::OK();  // nothing to delete
+        if (!s.ok())
+            return s;
+    }
+    if (Status s = session->prepareTxn(prepareTs, false); !s.ok())
+        return s;
+    prepared_.adopt(txnId, std::move(session));
+    return Status::OK();
+}
+
+StatusWith<std::unique_ptr<Session>> Engine::takeRecovered(mvcc::TxnId txnId) {
+    if (auto session = prepared_.take(txnId))
+        return session;
+    for (const PreparedTxnInfo& p : prepared_.list()) {
+        if (p.txnId == txnId && p.sessionId != 0)
+            return Status::IllegalOperation(fmt::format(
+                "prepared transaction {} belongs to session {}: commit or abort it there", txnId,
+                p.sessionId));
+    }
+    return Status::NotFound(fmt::format(
+        "no recovered prepared transaction has id {} (preparedTransactions lists them; it may "
+        "have been committed or aborted already)",
+        txnId));
+}
+
+Status Engine::commitPrepared(mvcc::TxnId txnId, mvcc::Timestamp commitTs,
+                              mvcc::Timestamp durableTs) {
+    auto session = takeRecovered(txnId);
+    if (!session.ok())
+        return session.status();
+    std::unique_ptr<Session> owned = std::move(session).value();
+    Status s = owned->commit(commitTs, durableTs);
+    if (owned->prepared())
+        prepared_.giveBack(txnId, std::move(owned));
+    return s;
+}
+
+Status Engine::abortPrepared(mvcc::TxnId txnId) {
+    auto session = takeRecovered(txnId);
+    if (!session.ok())
+        return session.status();
+    return session.value()->abort();
 }
 
 }  // namespace mvkv::engine

@@ -88,6 +88,12 @@ StatusWith<std::string> Engine::serverStatus(std::string_view section) {
                            {"totalStarted", totals.get(OpTally::kTxnStarted)},
                            {"totalCommitted", totals.get(OpTally::kTxnCommitted)},
                            {"totalAborted", totals.get(OpTally::kTxnAborted)}};
+    // MongoDB's names for prepared transactions (recovered ones included).
+    const mvcc::TransactionManager::PreparedCounts prepared = txns_.preparedCounts();
+    out["transactions"]["totalPrepared"] = prepared.total;
+    out["transactions"]["totalPreparedThenCommitted"] = prepared.committed;
+    out["transactions"]["totalPreparedThenAborted"] = prepared.aborted;
+    out["transactions"]["currentPrepared"] = prepared.current;
     out["historyStore"] = stats["history"];
     if (stats.contains("oplog"))
         out["oplog"] = stats["oplog"];

@@ -37,7 +37,9 @@ Session::Session(Engine& engine, uint64_t id)
 
 Session::~Session() {
     assert(openCursors_ == 0 && "destroy every Cursor before its Session");
-    if (txn_.active())
+    if (txn_.prepared())
+        abortPreparedTxn(true);  // a closed session's prepared transaction is rolled back
+    else if (txn_.active())
         abortTxn();
     if (explicit_)
         tally_.add(OpTally::kTxnAborted);  // closing a session aborts its transaction
@@ -63,6 +65,7 @@ void Session::interrupt() {
     interrupted_.store(true);
     if (LockWaiters::Stripe* stripe = docLockWait_.load())
         stripe->wakeAll();
+    engine_.prepared_.wakeAll();  // an implicit read waiting for a prepared transaction
 }
 
 Status Session::checkInterrupted() const {
@@ -249,6 +252,7 @@ Status Session::begin(const TxnOptions& options) {
     mvccOptions.pin = options.pin;
     if (Status rc = readConcernTs(options, &mvccOptions.readTs); !rc.ok())
         return rc;
+    mvccOptions.ignorePrepare = options.ignorePrepare;
     Status s = engine_.txns_.begin(txn_, mvccOptions);
     if (s.ok()) {
         explicit_ = true;
@@ -270,6 +274,14 @@ Status Session::timestampTransaction(mvcc::Timestamp commitTs) {
 Status Session::commit(std::optional<mvcc::Timestamp> commitTs) {
     if (!explicit_)
         return Status::IllegalOperation("no transaction is running: nothing to commit");
+    if (txn_.prepared()) {
+        if (!commitTs)
+            return Status::InvalidArgument(fmt::format(
+                "the transaction is prepared (at timestamp {}): its commit needs a commit "
+                "timestamp at or after it",
+                txn_.prepareTs()));
+        return commit(*commitTs, *commitTs);
+    }
     OpScope op(*this, {CurOpType::kCommand, "commitTransaction"});
     Status s = commitTxn(commitTs);
     tally_.add(s.ok() ? OpTally::kTxnCommitted : OpTally::kTxnAborted);
@@ -281,7 +293,10 @@ Status Session::abort() {
     if (!explicit_)
         return Status::IllegalOperation("no transaction is running: nothing to abort");
     OpScope op(*this, {CurOpType::kCommand, "abortTransaction"});
-    abortTxn();
+    if (txn_.prepared())
+        abortPreparedTxn(true);
+    else
+        abortTxn();
     tally_.add(OpTally::kTxnAborted);
     endExplicit();
     return op.finish(Status::OK());
@@ -344,10 +359,11 @@ historystore::HistoryStore::Reader& Session::historyReader() {
 Status Session::read(Collection& coll, std::string_view key, std::string* out,
                      std::optional<int64_t>* expiresAtMs) {
     std::string_view v;
+    const mvcc::Update* prepared = nullptr;
     if (readVisibleValue(
             coll.newestVersion(key), txn_, engine_.history_,
             [this]() -> historystore::HistoryStore::Reader& { return historyReader(); }, coll.id(),
-            key, &v)) {
+            key, &v, &prepared)) {
         if (coll.ttl()) [[unlikely]] {
             TtlStamp stamp;
             const bool stamped = decodeTtlStamp(v, &stamp);
@@ -364,6 +380,10 @@ Status Session::read(Collection& coll, std::string_view key, std::string* out,
         out->resize(v.size());
         std::memcpy(out->data(), v.data(), v.size());
         return Status::OK();
+    }
+    if (prepared) [[unlikely]] {
+        curOp_.add(curOp_.prepareConflicts);
+        return prepareConflict(coll, key, prepared);
     }
     return Status::NotFound(
         fmt::format("key '{}' not found in {}", printable(key), coll.ns().ns()));
@@ -384,15 +404,26 @@ Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::st
     // One pin for the whole read; for an implicit one it also covers the
     // snapshot, so the reader may stay off the active list
     // (BeginOptions::unregistered).
-    auto pin = engine_.epochs_.pin();
     Status result;
     if (explicit_) {
+        auto pin = engine_.epochs_.pin();
         result = read(op.collection(), key, value, expiresAtMs);
     } else {
-        if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
-            return scope.finish(std::move(b));
-        result = read(op.collection(), key, value, expiresAtMs);
-        engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
+        // MongoDB retries an implicit read that met a prepared write until
+        // the prepared transaction resolves.
+        while (true) {
+            const uint64_t seen = engine_.prepared_.resolvedCount();
+            {
+                auto pin = engine_.epochs_.pin();
+                if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
+                    return scope.finish(std::move(b));
+                result = read(op.collection(), key, value, expiresAtMs);
+                engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
+            }
+            if (result.code() != StatusCode::kPrepareConflict ||
+                !waitPrepareResolved(seen, &result))
+                break;
+        }
     }
     scope.countPointRead(result.ok());
     return scope.finish(std::move(result));
@@ -433,6 +464,10 @@ StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
                 break;
             case mvcc::UpdateState::kAborted:
                 v.state = KeyVersion::State::kAborted;
+                break;
+            case mvcc::UpdateState::kPrepared:
+                v.state = KeyVersion::State::kPrepared;
+                v.startTs = u->startTs();
                 break;
             default:
                 v.state = KeyVersion::State::kUncommitted;
@@ -506,6 +541,15 @@ char Session::oplogOp(WriteOp op) const {
 
 Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
                            std::string_view value) {
+    if (txn_.prepared() || txn_.ignoresPrepare()) [[unlikely]]
+        return txn_.prepared()
+                   ? Status::IllegalOperation(fmt::format(
+                         "the transaction is prepared (at timestamp {}): it takes no more writes; "
+                         "commit or abort it",
+                         txn_.prepareTs()))
+                   : Status::IllegalOperation(
+                         "a transaction begun with ignore_prepare may not write (it reads as if "
+                         "prepared writes were absent)");
     bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
     KeySlot slot(coll.tree(), key);
     auto notFound = [&] {
@@ -529,7 +573,10 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
         s = txns.write(txn_, slot, kind, value, coll.id());
-        if (s.ok() && engine_.logging_)
+        // Whenever the engine has an oplog, in memory too; a durable
+        // engine's replay records them as well (log_ is there before the
+        // oplog opens): a prepared transaction it rebuilds logs its commit later.
+        if (s.ok() && (engine_.log_ || engine_.oplog_))
             logOp = oplogOp(op);  // before the sweep below trims the chain
         // A deep chain is swept now rather than at the next pass.
         unsigned bound = engine_.options_.chainSweepBound;
@@ -543,7 +590,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         PendingWrite& p = pending_.emplace_back();
         p.collection = &coll;
         p.keyBytes = static_cast<uint32_t>(key.size());
-        if (engine_.logging_) {
+        if (engine_.log_ || engine_.oplog_) {
             p.key.assign(key);
             p.op = logOp;
         } else if (coll.isLockCollection()) [[unlikely]] {
@@ -676,7 +723,9 @@ SessionInfo Session::info() const {
     if (explicit_) {
         out.txnId = txn_.id();
         out.readTs = txn_.readTs();
-        out.commitTs = txn_.commitTs();
+        out.commitTs = txn_.prepared() ? mvcc::kNoTimestamp : txn_.commitTs();
+        out.prepared = txn_.prepared();
+        out.prepareTs = txn_.prepareTs();
         out.writes = txn_.writes().size();
     }
     return out;

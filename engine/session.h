@@ -55,16 +55,20 @@ struct TxnOptions {
     /// when none is given (fixed, shown as the transaction's readTs);
     /// majority: at Engine::majorityCommitTs() (give no readTs with it).
     ReadConcern readConcern = ReadConcern::kLocal;
+    /// WiredTiger's ignore_prepare: reads skip prepared versions (as if the
+    /// prepared writes were not there) instead of returning
+    /// PrepareConflict. Such a transaction may not write (IllegalOperation).
+    bool ignorePrepare = false;
 };
 
 /// One version of a key, for inspection (Session::keyHistory).
 struct KeyVersion {
-    enum class State : uint8_t { kCommitted, kUncommitted, kAborted };
+    enum class State : uint8_t { kCommitted, kUncommitted, kAborted, kPrepared };
     enum class Where : uint8_t { kChain, kHistoryStore };
     std::string value;
     bool tombstone = false;
     mvcc::TxnId txnId = mvcc::kNoTxnId;
-    mvcc::Timestamp startTs = mvcc::kNoTimestamp;  // its commit timestamp (0: none yet)
+    mvcc::Timestamp startTs = mvcc::kNoTimestamp;  // its commit (kPrepared: prepare) timestamp
     mvcc::Timestamp stopTs = mvcc::kNoTimestamp;   // when a newer version replaced it (0: newest)
     State state = State::kCommitted;
     Where where = Where::kChain;
@@ -90,6 +94,8 @@ struct SessionInfo {
     mvcc::TxnId txnId = mvcc::kNoTxnId;  // 0 until the transaction writes
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;
     mvcc::Timestamp commitTs = mvcc::kNoTimestamp;  // once set
+    bool prepared = false;
+    mvcc::Timestamp prepareTs = mvcc::kNoTimestamp;  // once prepared
     size_t writes = 0;
 };
 
@@ -134,8 +140,32 @@ class Session {
     /// (the write IS committed; the message says so). A read-only
     /// transaction waits for nothing.
     Status commit(const WriteConcern& wc, std::optional<mvcc::Timestamp> commitTs = std::nullopt);
+    /// Aborts; also a prepared transaction (logged, so recovery does not
+    /// rebuild it). IllegalOperation when none is running.
     Status abort();
     bool inTransaction() const { return explicit_; }
+
+    // --- prepared transactions (docs/mvcc.md, "Prepared transactions") ---
+    /// WiredTiger's prepare_transaction on the running explicit
+    /// transaction: its writes stay in place, marked prepared at
+    /// `prepareTs`; from now on it takes no writes (IllegalOperation) and
+    /// ends only by commit(commitTs, durableTs) (or commit(ts): durable =
+    /// commit) or abort(). A reader that would see a prepared write gets
+    /// PrepareConflict (implicit reads wait for the resolution); a writer of
+    /// a prepared key gets WriteConflict. On a durable engine the prepare is
+    /// logged (docs/oplog.md) and survives a crash as a prepared transaction
+    /// (Engine::preparedTransactions). Errors: IllegalOperation with no
+    /// transaction, or one already prepared; InvalidArgument for a
+    /// timestamp the rules refuse (mvcc::TransactionManager::prepare), the
+    /// transaction still running and unchanged; a log error rolls it back.
+    Status prepare(mvcc::Timestamp prepareTs);
+    /// Commits a prepared transaction at `commitTs` (>= its prepare
+    /// timestamp), durable at `durableTs` (>= commitTs, after stable). A
+    /// refused timestamp (InvalidArgument) leaves it prepared: commit again
+    /// with valid ones, or abort. IllegalOperation when the transaction is
+    /// not prepared (commit an unprepared one with commit(ts)).
+    Status commit(mvcc::Timestamp commitTs, mvcc::Timestamp durableTs);
+    bool prepared() const { return txn_.prepared(); }
 
     /// Runs `body` in a transaction and commits, retrying the whole
     /// transaction (with backoff) while it hits write conflicts, until the
@@ -266,6 +296,7 @@ class Session {
     friend class OperationContext;
     friend class TtlMonitor;  // its scan reads stored values (walkRange)
     friend class DocumentLocks;
+    friend class PreparedTransactions;  // abandonPrepared at close
     enum class WriteOp : uint8_t { kPut, kInsert, kUpdate, kRemove };
     struct PendingWrite {
         Collection* collection = nullptr;
@@ -377,6 +408,24 @@ class Session {
     char oplogOp(WriteOp op) const;
     /// Commits txn_ and updates the collections' accounting.
     Status commitTxn(std::optional<mvcc::Timestamp> commitTs);
+    /// The commit of a prepared txn_ (engine/session_prepare.cpp).
+    Status commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp durableTs);
+    /// Prepares txn_; `log`: write the prepare record (recovery rebuilds
+    /// from the one already in the log and writes none).
+    Status prepareTxn(mvcc::Timestamp prepareTs, bool log);
+    /// Aborts a prepared txn_ and logs the abort record when the engine logs.
+    void abortPreparedTxn(bool log);
+    /// At engine close, for a recovered transaction: rolled back in memory
+    /// only, so the log keeps it prepared for the next open.
+    void abandonPrepared();
+    /// What a read met: waits (implicit reads) for a prepared transaction
+    /// to resolve after `seen`; Interrupted on killOp. True: read again.
+    bool waitPrepareResolved(uint64_t seen, Status* why);
+    /// The oplog record of a prepare, or of a prepared transaction's abort.
+    Status logPrepareRecord(bool abort);
+    /// The PrepareConflict a reader of `key` gets for prepared version `u`.
+    static Status prepareConflict(const Collection& coll, std::string_view key,
+                                  const mvcc::Update* u);
     void abortTxn();
     /// Before commit: what each write changes in its collection's counts.
     /// Measured while our versions are uncommitted, so the history sweep
@@ -386,6 +435,8 @@ class Session {
     void endExplicit();
     /// The caller pins the engine's EpochManager around the call. The value
     /// without a TTL header; *expiresAtMs (may be null) as getWithExpiry's.
+    /// PrepareConflict when the key's version the transaction would read is
+    /// prepared (the caller waits and reads again outside a transaction).
     Status read(Collection& coll, std::string_view key, std::string* out,
                 std::optional<int64_t>* expiresAtMs = nullptr);
 
@@ -440,6 +491,7 @@ class Session {
         std::atomic<uint64_t> txnId{0};
         std::atomic<uint64_t> readTs{0};
         std::atomic<int64_t> startMicros{0};
+        std::atomic<uint64_t> prepareTs{0};  // 0: not prepared
     };
     TxnDescription txnDesc_;
 };

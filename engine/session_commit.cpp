@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "engine/namespace.h"
 #include "engine/session.h"
+#include "engine/write_entries.h"
 #include "lockmgr/raii_locks.h"
 
 namespace mvkv::engine {
@@ -57,15 +58,7 @@ Status Session::logCommitted() {
     const auto& writes = txn_.writes();
     const auto count = static_cast<uint32_t>(writes.size());
     oplog::startPayload(&logPayload_, count);
-    for (size_t i = 0; i < writes.size(); ++i) {
-        const mvcc::Update* u = writes[i].update;
-        const bool tombstone = u->isTombstone();
-        oplog::addEntry(&logPayload_, txn_.commitTs(), txn_.id(),
-                        tombstone ? oplog::OpType::kDelete
-                                  : static_cast<oplog::OpType>(pending_[i].op),
-                        pending_[i].collection->ns().ns(), pending_[i].key,
-                        tombstone ? std::string_view() : u->value());
-    }
+    addWriteEntries(&logPayload_, txn_.commitTs(), txn_.id(), writes, pending_);
     // Writing the oplog is a write to the `local` database (seed 000).
     lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())

@@ -65,8 +65,8 @@ Status Session::afterOp(Status s) {
     // operations share its CurOp and end Interrupted before it does).
     if (curOp_.killed() && !inWithTransaction_)
         tally_.add(OpTally::kKilled);
-    if (!explicit_)
-        return s;
+    if (!explicit_ || txn_.prepared())
+        return s;  // a prepared transaction is never killed (MongoDB): only commit or abort end it
     // MongoDB aborts a transaction whose operation was killed: its snapshot
     // and locks go, and the client learns it from the error.
     abortTxn();
@@ -217,6 +217,9 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
     while (!stop) {
         batch.clear();
         bool exhausted = false;
+        const mvcc::Update* prepared = nullptr;
+        std::string preparedKey;
+        const uint64_t resolvedSeen = engine_.prepared_.resolvedCount();
         {
             Collection& coll = op.collection();
             auto pin = engine_.epochs_.pin();
@@ -246,13 +249,16 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
                 const auto* head = static_cast<const mvcc::Update*>(tc.value());
                 if (readVisibleValue(
                         head, readTxn, engine_.history_,
-                        [this]() -> historystore::HistoryStore::Reader& {
-                            return historyReader();
-                        },
-                        coll.id(), tc.key(), &v)) {
+                        [this]() -> historystore::HistoryStore::Reader& { return historyReader(); },
+                        coll.id(), tc.key(), &v, &prepared)) {
                     curOp_.add(curOp_.docsExamined);
                     tally_.add(OpTally::kScannedObjects);
                     batch.emplace_back(std::string(tc.key()), std::string(v));
+                } else if (prepared) [[unlikely]] {
+                    // Not handed out and not the resume point: read again
+                    // once resolved (implicit), or PrepareConflict.
+                    preparedKey.assign(tc.key());
+                    break;
                 }
                 resume.assign(tc.key());
                 started = true;
@@ -273,7 +279,27 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
             if (stop)
                 break;
         }
-        if (stop || exhausted)
+        if (stop)
+            break;
+        if (prepared) [[unlikely]] {
+            curOp_.add(curOp_.prepareConflicts);
+            Status conflict = prepareConflict(op.collection(), preparedKey, prepared);
+            if (!yields) {
+                result = std::move(conflict);
+                break;
+            }
+            endOwn();  // its snapshot pins nothing while it waits
+            if (!waitPrepareResolved(resolvedSeen, &conflict)) {
+                result = std::move(conflict);
+                break;
+            }
+            if (Status s = beginOwn(); !s.ok()) {
+                result = std::move(s);
+                break;
+            }
+            continue;
+        }
+        if (exhausted)
             break;
         if (Status s = checkInterrupted(); !s.ok()) {
             result = std::move(s);

@@ -19,13 +19,16 @@ namespace mvkv::engine {
 /// `reader()` returns the caller's HistoryStore::Reader; it is called only
 /// when the history store must be read. `*startTs` (may be null) gets the
 /// version's commit timestamp (kNoTimestamp for the reader's own write).
+/// `*prepared` is set (and false returned) when the version the reader
+/// would see is prepared (docs/mvcc.md, "Prepared transactions"): the
+/// caller returns PrepareConflict or waits; it is left alone otherwise.
 template <class ReaderFn>
 inline bool readVisibleValue(const mvcc::Update* head, const mvcc::Transaction& txn,
                              const historystore::HistoryStore& history, ReaderFn&& reader,
                              uint32_t collection, std::string_view key, std::string_view* value,
-                             mvcc::Timestamp* startTs = nullptr) {
+                             const mvcc::Update** prepared, mvcc::Timestamp* startTs = nullptr) {
     bool lookInHistory = false;
-    if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory)) {
+    if (const mvcc::Update* u = txn.findVisible(head, &lookInHistory, prepared)) {
         if (u->isTombstone())
             return false;
         *value = u->value();

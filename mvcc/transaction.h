@@ -25,7 +25,18 @@
 
 namespace mvkv::mvcc {
 
-enum class TxnState : uint8_t { kIdle, kActive, kCommitted, kAborted };
+/// kPrepared: Session::prepare / TransactionManager::prepare ran; only a
+/// commit (with timestamps) or an abort ends it.
+enum class TxnState : uint8_t { kIdle, kActive, kPrepared, kCommitted, kAborted };
+
+/// What a reader makes of one version (Transaction::see).
+enum class Seen : uint8_t {
+    kNo,
+    kYes,
+    /// A prepared version the reader's snapshot and read timestamp would
+    /// see: the reader cannot know yet whether it commits (PrepareConflict).
+    kPrepared,
+};
 
 /// What a transaction wrote: the engine gives each write a `collection` tag
 /// so it can account per collection after commit.
@@ -45,6 +56,14 @@ class Transaction {
 
     TxnState state() const { return state_; }
     bool active() const { return state_ == TxnState::kActive; }
+    bool prepared() const { return state_ == TxnState::kPrepared; }
+    /// The prepare timestamp (kNoTimestamp unless prepared).
+    Timestamp prepareTs() const { return prepareTs_; }
+    /// The durable timestamp of a committed prepared transaction (its
+    /// commit timestamp otherwise).
+    Timestamp durableTs() const { return durableTs_; }
+    /// Begun with BeginOptions::ignorePrepare: prepared versions read as absent.
+    bool ignoresPrepare() const { return ignorePrepare_; }
     /// kNoTxnId until the first write.
     TxnId id() const { return id_; }
     bool hasReadTs() const { return readTs_ != kNoTimestamp; }
@@ -70,6 +89,24 @@ class Transaction {
         return readTs_ == kNoTimestamp || u->startTs() <= readTs_;
     }
 
+    /// The visibility rule with prepared versions (WiredTiger's
+    /// __wt_txn_upd_visible_type): the state is loaded once, so a version
+    /// committing under the reader is judged either prepared or committed.
+    Seen see(const Update* u) const {
+        if (u->txnId() == id_ && id_ != kNoTxnId)
+            return u->state() != UpdateState::kAborted ? Seen::kYes : Seen::kNo;
+        const UpdateState state = u->state();
+        if (state != UpdateState::kCommitted && state != UpdateState::kPrepared)
+            return Seen::kNo;
+        if (!snapshot_.finishedBefore(u->txnId()))
+            return Seen::kNo;
+        if (readTs_ != kNoTimestamp && u->startTs() > readTs_)
+            return Seen::kNo;
+        if (state == UpdateState::kCommitted)
+            return Seen::kYes;
+        return ignorePrepare_ ? Seen::kNo : Seen::kPrepared;
+    }
+
     /// The visibility rule for a committed version known only by its
     /// transaction and commit timestamp (a history store entry).
     bool canSeeCommitted(TxnId txnId, Timestamp startTs) const {
@@ -81,11 +118,23 @@ class Transaction {
     /// null (no version visible in the chain). The result may be a tombstone.
     /// With `lookInHistory`: set when nothing was visible and older versions
     /// of the key were moved to the history store, where the caller must look.
-    const Update* findVisible(const Update* head, bool* lookInHistory = nullptr) const {
+    /// With `prepared`: when a prepared version would be seen, the walk
+    /// stops there, returns null and sets *prepared to it (a reader must
+    /// not read past it: PrepareConflict). Without, prepared versions are
+    /// skipped (writers: they conflict on it through canSee first).
+    const Update* findVisible(const Update* head, bool* lookInHistory = nullptr,
+                              const Update** prepared = nullptr) const {
         const Update* last = nullptr;
         for (const Update* u = head; u; u = u->next()) {
-            if (canSee(u))
+            const Seen seen = see(u);
+            if (seen == Seen::kYes)
                 return u;
+            if (seen == Seen::kPrepared && prepared) {
+                *prepared = u;
+                if (lookInHistory)
+                    *lookInHistory = false;
+                return nullptr;
+            }
             last = u;
         }
         if (lookInHistory)
@@ -101,6 +150,9 @@ class Transaction {
     TxnId id_ = kNoTxnId;
     Timestamp readTs_ = kNoTimestamp;
     Timestamp commitTs_ = kNoTimestamp;
+    Timestamp prepareTs_ = kNoTimestamp;
+    Timestamp durableTs_ = kNoTimestamp;
+    bool ignorePrepare_ = false;
     Snapshot snapshot_;
     std::vector<WriteRecord> writes_;
     // Membership of the manager's active list (guarded by its mutex).

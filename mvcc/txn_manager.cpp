@@ -25,6 +25,11 @@ const Update* newestLive(const Update* head) {
 }
 
 Status conflictStatus(const Transaction& txn, const Update& newest) {
+    if (newest.state() == UpdateState::kPrepared)
+        return Status::WriteConflict(fmt::format(
+            "transaction {} has prepared a write of this key (prepare timestamp {}) and has not "
+            "committed or aborted it",
+            newest.txnId(), newest.startTs()));
     if (newest.state() == UpdateState::kUncommitted)
         return Status::WriteConflict(
             fmt::format("transaction {} is writing this key and has not finished", newest.txnId()));
@@ -59,7 +64,11 @@ void TransactionManager::publishRunningLocked() {
     auto* fresh = new RunningIds();
     fresh->snapMax = nextId_;
     for (Transaction* t = activeHead_; t; t = t->nextActive_) {
-        if (t->id_ != kNoTxnId)
+        // A prepared transaction leaves the running set, as WiredTiger's
+        // leaves its global table: readers judge its versions by timestamp.
+        // (prepareTs_ is set under this mutex, and reset only while the
+        // transaction is off the list.)
+        if (t->id_ != kNoTxnId && t->prepareTs_ == kNoTimestamp)
             fresh->ids.push_back(t->id_);
     }
     std::sort(fresh->ids.begin(), fresh->ids.end());
@@ -114,6 +123,9 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.writes_.clear();
     txn.id_ = kNoTxnId;
     txn.commitTs_ = kNoTimestamp;
+    txn.prepareTs_ = kNoTimestamp;
+    txn.durableTs_ = kNoTimestamp;
+    txn.ignorePrepare_ = options.ignorePrepare;
     txn.reserved_ = false;
     const TimestampPin* pin = options.pin;
     assert(!pin || (pin->manager_ == this && pin->ts() != kNoTimestamp));
@@ -210,6 +222,13 @@ Status TransactionManager::checkWrite(const Transaction& txn, const VersionSlot&
 
 Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind kind,
                                  std::string_view value, uint32_t collection) {
+    if (txn.prepared())
+        return Status::IllegalOperation(
+            "the transaction is prepared: it takes no more writes; commit or abort it");
+    if (txn.ignorePrepare_)
+        return Status::IllegalOperation(
+            "a transaction begun with ignorePrepare may not write (it reads as if prepared "
+            "writes were absent), as WiredTiger's ignore_prepare");
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: begin one first");
     if (txn.id_ == kNoTxnId) {
@@ -249,7 +268,11 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
         // A read-only commit's timestamp wrote nothing: it must not move
         // all_durable (past the clock, ahead of commits still to come).
         if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
-            maxCommitted_ = std::max(maxCommitted_, txn.commitTs_);
+            maxCommitted_ = std::max({maxCommitted_, txn.commitTs_, txn.durableTs_});
+    }
+    if (txn.state_ == TxnState::kPrepared) {
+        auto& counter = endState == TxnState::kCommitted ? preparedCommitted_ : preparedAborted_;
+        counter.fetch_add(1, std::memory_order_relaxed);
     }
     countEnd(endState);
     txn.state_ = endState;
@@ -338,13 +361,16 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
 
 void TransactionManager::completeCommit(Transaction& txn) {
     const Timestamp ts = txn.commitTs_;
+    if (txn.durableTs_ == kNoTimestamp)
+        txn.durableTs_ = ts;
+    const Timestamp durable = txn.durableTs_;
     // In write order: the history sweep relies on it. While this loop runs
     // it may find an earlier write of ours committed under a later one still
     // uncommitted, and cut below the earlier one only; in the other order it
     // would take a later write (committed) over an earlier one (uncommitted,
     // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
-        w.update->markCommitted(ts, ts);
+        w.update->markCommitted(ts, durable);
     finish(txn, TxnState::kCommitted);
 }
 
@@ -364,11 +390,144 @@ StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn) {
 }
 
 void TransactionManager::abort(Transaction& txn) {
-    if (!txn.active())
+    if (!txn.active() && !txn.prepared())
         return;
     for (const WriteRecord& w : txn.writes_)
         w.update->markAborted();
     finish(txn, TxnState::kAborted);
+}
+
+Status TransactionManager::prepare(Transaction& txn, Timestamp prepareTs) {
+    if (txn.prepared())
+        return Status::IllegalOperation(
+            fmt::format("the transaction is already prepared at timestamp {}; commit or abort it",
+                        txn.prepareTs_));
+    if (!txn.active())
+        return Status::IllegalOperation("no transaction is running: nothing to prepare");
+    if (prepareTs == kNoTimestamp)
+        return Status::InvalidArgument("prepare timestamp 0 is not a timestamp; use one > 0");
+    if (txn.commitTs_ != kNoTimestamp)
+        return Status::InvalidArgument(fmt::format(
+            "the transaction already has commit timestamp {}; a prepared transaction gets its "
+            "commit timestamp at commit, after prepare",
+            txn.commitTs_));
+    if (txn.hasReadTs() && prepareTs < txn.readTs())
+        return Status::InvalidArgument(
+            fmt::format("prepare timestamp {} is older than the transaction's read timestamp {}",
+                        prepareTs, txn.readTs()));
+    // Its versions stay put from here on (nobody writes under them), and a
+    // key's newest commit must not be after the prepare timestamp.
+    for (const WriteRecord& w : txn.writes_) {
+        const Update* prev = supersededVersion(w.update, txn.id_);
+        if (prev && prev->state() == UpdateState::kCommitted && prev->startTs() > prepareTs)
+            return Status::InvalidArgument(fmt::format(
+                "prepare timestamp {} is older than timestamp {} of a newer committed version of "
+                "a key the transaction writes",
+                prepareTs, prev->startTs()));
+    }
+    std::lock_guard lock(mutex_);
+    if (stable_ != kNoTimestamp && prepareTs <= stable_)
+        return Status::InvalidArgument(fmt::format(
+            "prepare timestamp {} must be after the stable timestamp {}", prepareTs, stable_));
+    if (oldest_ != kNoTimestamp && prepareTs <= oldest_)
+        return Status::InvalidArgument(fmt::format(
+            "prepare timestamp {} must be after the oldest timestamp {}", prepareTs, oldest_));
+    if (prepareTs <= checkpointFloor_)
+        return Status::InvalidArgument(
+            fmt::format("prepare timestamp {} must be after the newest checkpoint's timestamp {}",
+                        prepareTs, checkpointFloor_));
+    if (orderedCommits_ && prepareTs <= maxCommitted_)
+        return Status::InvalidArgument(fmt::format(
+            "prepare timestamp {} is not after the newest commit, at {}: on a durable engine an "
+            "oplog reader may have read past it; use a newer timestamp",
+            prepareTs, maxCommitted_));
+    clock_ = std::max(clock_, prepareTs);
+    if (!txn.linked_)
+        linkActive(txn);
+    // Held like a commit timestamp: all_durable, and so every checkpoint,
+    // stays below prepareTs until the transaction ends, and its commit
+    // (at or after prepareTs) may follow others' (checkCommitTsLocked).
+    txn.commitTs_ = prepareTs;
+    txn.prepareTs_ = prepareTs;
+    for (const WriteRecord& w : txn.writes_)
+        w.update->markPrepared(prepareTs);
+    txn.state_ = TxnState::kPrepared;
+    if (txn.id_ != kNoTxnId)
+        publishRunningLocked();
+    preparedTotal_.fetch_add(1, std::memory_order_relaxed);
+    return Status::OK();
+}
+
+Status TransactionManager::prepareCommitPrepared(Transaction& txn, Timestamp commitTs,
+                                                 Timestamp durableTs) {
+    if (!txn.prepared())
+        return Status::IllegalOperation(
+            "the transaction is not prepared: commit it with one timestamp");
+    const Timestamp prepareTs = txn.prepareTs_;
+    if (commitTs < prepareTs)
+        return Status::InvalidArgument(fmt::format(
+            "commit timestamp {} is older than the prepare timestamp {}; the transaction stays "
+            "prepared: commit it at or after {}, or abort it",
+            commitTs, prepareTs, prepareTs));
+    if (durableTs < commitTs)
+        return Status::InvalidArgument(fmt::format(
+            "durable timestamp {} is older than the commit timestamp {}; the transaction stays "
+            "prepared: give a durable timestamp at or after the commit timestamp, or abort it",
+            durableTs, commitTs));
+    std::lock_guard lock(mutex_);
+    if (stable_ != kNoTimestamp && durableTs <= stable_)
+        return Status::InvalidArgument(fmt::format(
+            "durable timestamp {} must be after the stable timestamp {}; the transaction stays "
+            "prepared",
+            durableTs, stable_));
+    // commitTs >= prepareTs > every checkpoint timestamp chosen since the
+    // prepare (all_durable was held below prepareTs), and oplog readers
+    // have not read past prepareTs: no other rule applies (WiredTiger
+    // checks a prepared commit against its prepare timestamp only).
+    clock_ = std::max({clock_, commitTs, durableTs});
+    txn.commitTs_ = commitTs;
+    txn.durableTs_ = durableTs;
+    return Status::OK();
+}
+
+Status TransactionManager::commitPrepared(Transaction& txn, Timestamp commitTs,
+                                          Timestamp durableTs) {
+    if (Status s = prepareCommitPrepared(txn, commitTs, durableTs); !s.ok())
+        return s;
+    completeCommit(txn);
+    return Status::OK();
+}
+
+void TransactionManager::raiseNextTxnId(TxnId id) {
+    std::lock_guard lock(mutex_);
+    if (id >= nextId_) {
+        nextId_ = id + 1;
+        publishRunningLocked();
+    }
+}
+
+Status TransactionManager::adoptTxnId(Transaction& txn, TxnId id) {
+    if (!txn.active() || txn.id_ != kNoTxnId || id == kNoTxnId)
+        return Status::IllegalOperation(
+            "only a running transaction that has written nothing can take a logged id");
+    std::lock_guard lock(mutex_);
+    if (id >= nextId_)
+        return Status::InvalidArgument(
+            fmt::format("transaction id {} was not handed out yet (next is {})", id, nextId_));
+    if (!txn.linked_)
+        linkActive(txn);
+    txn.id_ = id;
+    publishRunningLocked();
+    return Status::OK();
+}
+
+TransactionManager::PreparedCounts TransactionManager::preparedCounts() const {
+    PreparedCounts c;
+    c.total = preparedTotal_.load(std::memory_order_relaxed);
+    c.committed = preparedCommitted_.load(std::memory_order_relaxed);
+    c.aborted = preparedAborted_.load(std::memory_order_relaxed);
+    c.current = c.total - std::min(c.total, c.committed + c.aborted);
+    return c;
 }
 
 Status TransactionManager::setOldest(Timestamp ts) {
@@ -511,7 +670,8 @@ Horizon TransactionManager::horizon(TxnId unregisteredFloor) const {
     h.pinnedTs = pinnedLocked();
     h.oldestId = unregisteredFloor;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_)
-        h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
+        if (t->prepareTs_ == kNoTimestamp)  // a prepared one reads nothing more
+            h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
     return h;
 }
 

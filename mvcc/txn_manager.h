@@ -55,6 +55,9 @@ struct BeginOptions {
     /// readTs: the read is allowed even if oldest has moved past readTs
     /// since the pin was taken, because the pin kept that history.
     const TimestampPin* pin = nullptr;
+    /// WiredTiger's ignore_prepare: prepared versions read as if absent
+    /// (no PrepareConflict). Such a transaction may not write.
+    bool ignorePrepare = false;
 };
 
 /// A hold on history at one timestamp, as WiredTiger holds a running
@@ -165,8 +168,45 @@ class TransactionManager {
     /// stays below it until completeCommit (or abort), and then moves past it.
     StatusWith<Timestamp> reserveTimestamp(Transaction& txn);
 
-    /// Rolls back: every update is marked aborted. No-op when not active.
+    /// Rolls back: every update is marked aborted. Also ends a prepared
+    /// transaction. No-op when neither active nor prepared.
     void abort(Transaction& txn);
+
+    // --- prepared transactions (docs/mvcc.md, "Prepared transactions") ---
+    /// WiredTiger's prepare_transaction: the writes stay in place, marked
+    /// prepared at `prepareTs`, and the transaction takes no more writes.
+    /// Its id leaves the running set (a snapshot taken from now on judges
+    /// its versions by timestamp: a reader at or after prepareTs conflicts),
+    /// and it holds all_durable (so checkpoints) below prepareTs until it
+    /// ends. InvalidArgument, the transaction still active and unchanged,
+    /// when prepareTs is 0, not after stable, oldest or the newest
+    /// checkpoint's timestamp, below the read timestamp, at or below the
+    /// newest finished commit on a durable engine, or older than a key's
+    /// newest commit; or when a commit timestamp was already set.
+    /// IllegalOperation when not active.
+    Status prepare(Transaction& txn, Timestamp prepareTs);
+    /// The first step of a prepared transaction's commit (the second is
+    /// completeCommit): commitTs >= prepareTs, durableTs >= commitTs, and
+    /// durableTs after stable. A refused commit leaves the transaction
+    /// prepared (InvalidArgument naming the numbers). IllegalOperation when
+    /// not prepared.
+    Status prepareCommitPrepared(Transaction& txn, Timestamp commitTs, Timestamp durableTs);
+    /// Both steps at once (an engine that does not log in between).
+    Status commitPrepared(Transaction& txn, Timestamp commitTs, Timestamp durableTs);
+    /// Recovery: the next transaction ids are above `id` (the oplog's own).
+    void raiseNextTxnId(TxnId id);
+    /// Recovery: `txn` (active, nothing written) writes under `id`, an id
+    /// below every id handed out since raiseNextTxnId: a prepared
+    /// transaction rebuilt from the log keeps the id it was logged with.
+    Status adoptTxnId(Transaction& txn, TxnId id);
+    /// Prepared transactions begun, and how they ended; currently prepared.
+    struct PreparedCounts {
+        uint64_t total = 0;
+        uint64_t committed = 0;
+        uint64_t aborted = 0;
+        uint64_t current = 0;
+    };
+    PreparedCounts preparedCounts() const;
 
     /// The horizon now, for the history sweep. `unregisteredFloor` is the
     /// snapshot floor of readers that stay off the active list (see
@@ -276,6 +316,9 @@ class TransactionManager {
     Counters& myCounters();
     Counters counters_[kCounterStripes];
     std::atomic<uint64_t> writeConflicts_{0};
+    std::atomic<uint64_t> preparedTotal_{0};
+    std::atomic<uint64_t> preparedCommitted_{0};
+    std::atomic<uint64_t> preparedAborted_{0};
     std::atomic<uint64_t> retries_{0};
 };
 

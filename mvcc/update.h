@@ -27,6 +27,10 @@ namespace mvkv::mvcc {
 
 enum class UpdateState : uint8_t {
     kUncommitted,  // its transaction is still running
+    /// Its transaction is prepared (docs/mvcc.md, "Prepared transactions"):
+    /// startTs is the prepare timestamp until commit. A reader that would
+    /// see it gets a prepare conflict; a writer gets a write conflict.
+    kPrepared,
     kCommitted,
     kAborted,  // ignored by readers and by conflict checks
 };
@@ -43,7 +47,8 @@ class Update {
     std::string_view value() const { return {data(), size_}; }
 
     UpdateState state() const { return state_.load(std::memory_order_acquire); }
-    /// The commit timestamp; meaningful once state() is kCommitted.
+    /// The commit timestamp once state() is kCommitted; the prepare
+    /// timestamp while it is kPrepared.
     Timestamp startTs() const { return startTs_.load(std::memory_order_relaxed); }
     Timestamp durableTs() const { return durableTs_.load(std::memory_order_relaxed); }
 
@@ -53,6 +58,13 @@ class Update {
         startTs_.store(start, std::memory_order_relaxed);
         durableTs_.store(durable, std::memory_order_relaxed);
         state_.store(UpdateState::kCommitted, std::memory_order_release);
+    }
+    /// Called by the owning transaction at prepare: the prepare timestamp
+    /// first, then the state with release order.
+    void markPrepared(Timestamp prepareTs) {
+        startTs_.store(prepareTs, std::memory_order_relaxed);
+        durableTs_.store(prepareTs, std::memory_order_relaxed);
+        state_.store(UpdateState::kPrepared, std::memory_order_release);
     }
     void markAborted() { state_.store(UpdateState::kAborted, std::memory_order_release); }
 

@@ -41,6 +41,10 @@ Status OplogCursor::next(std::vector<OplogEntry>* out, size_t maxEntries,
                 return r;
             if (Status d = decodeEntries(payload_, &decoded_); !d.ok())
                 return d;
+            // A prepare (or its abort) is recovery's alone: the writes reach
+            // readers as the commit record, at the commit timestamp.
+            if (preparedRecordKind(decoded_) != PreparedRecord::kNone)
+                decoded_.clear();
             for (OplogEntry& e : decoded_)
                 if (matches(e))
                     out->push_back(std::move(e));

@@ -46,6 +46,30 @@ inline constexpr size_t kPayloadHeaderBytes = 4;
 /// id (u64), op (1 byte) and the three u32 lengths. The smallest entry.
 inline constexpr size_t kMinEntryBytes = 8 + 8 + 1 + 3 * 4;
 
+/// A prepared transaction's records (docs/oplog.md, "Prepared
+/// transactions"): its prepare is one record whose first entry is the
+/// command kPrepareCommand (ns "admin", the transaction's id, at the
+/// prepare timestamp), followed by its writes as i/u/d entries at the
+/// prepare timestamp; its abort is one record of the command
+/// kAbortPreparedCommand with its id. Its commit is an ordinary record at
+/// the commit timestamp with its id. Only recovery reads the first two:
+/// oplog cursors skip them, so no reader applies a prepared write early.
+inline constexpr std::string_view kPrepareCommand = "prepareTransaction";
+inline constexpr std::string_view kAbortPreparedCommand = "abortPreparedTransaction";
+inline constexpr std::string_view kPreparedTxnNs = "admin";
+enum class PreparedRecord : uint8_t { kNone, kPrepare, kAbort };
+/// Which of the two a record's entries are (kNone: any other record).
+inline PreparedRecord preparedRecordKind(const std::vector<OplogEntry>& entries) {
+    if (entries.empty() || entries.front().op != OpType::kCommand ||
+        entries.front().ns != kPreparedTxnNs)
+        return PreparedRecord::kNone;
+    if (entries.front().value == kPrepareCommand)
+        return PreparedRecord::kPrepare;
+    if (entries.front().value == kAbortPreparedCommand)
+        return PreparedRecord::kAbort;
+    return PreparedRecord::kNone;
+}
+
 /// The payload of one log record holding `entries` (one transaction's).
 std::string encodeEntries(const std::vector<OplogEntry>& entries);
 

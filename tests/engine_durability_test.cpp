@@ -23,6 +23,7 @@
 
 #include "oplog/log_format.h"
 #include "oplog/log_reader.h"
+#include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 
@@ -316,18 +317,7 @@ TEST_CASE("durability: foreign, locked and other-version directories are refused
     CHECK_FALSE(std::filesystem::exists(memory));
 }
 
-namespace {
-
-// A copy of a data directory (without its lock file), to damage.
-void copyDataDir(const std::string& from, const std::string& to) {
-    std::filesystem::remove_all(to);
-    std::filesystem::create_directories(to);
-    for (const auto& e : std::filesystem::directory_iterator(from))
-        if (e.path().filename() != "mvkv.lock")
-            std::filesystem::copy_file(e.path(), to + "/" + e.path().filename().string());
-}
-
-}  // namespace
+using mvkv::testing::copyDataDir;  // a copy of a data directory, to damage
 
 TEST_CASE("durability: the last record cut at every byte offset recovers to the record before") {
     TempDir dir("mvkv-durability-test");

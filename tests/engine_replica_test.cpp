@@ -483,3 +483,51 @@ TEST_CASE("replica: one that starts behind the capped oplog gets CappedPositionL
     REQUIRE_OK(fromOldest->waitApplied(ops.lastTs, 10s));
     CHECK(fromOldest->stats().entriesApplied == ops.entries);
 }
+
+TEST_CASE(
+    "replica: a prepared transaction's writes reach it only as its commit, at the commit "
+    "timestamp") {
+    TempDir dir("mvkv-replica-test");
+    auto primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto secondary = openEngine(inMemory());
+    auto applier = startReplica(*primary, *secondary);
+    auto s = primary->openSession();
+    mustOk(s->createCollection("app.t"));
+    mustOk(s->begin());
+    mustOk(s->put("app.t", "k", "v0"));
+    mustOk(s->put("app.t", "gone", "x"));
+    mustOk(s->commit(10));
+    auto p = primary->openSession();
+    mustOk(p->begin());
+    mustOk(p->put("app.t", "k", "v1"));
+    mustOk(p->remove("app.t", "gone"));
+    mustOk(p->prepare(20));
+    mustOk(s->put("app.t", "other", "y"));  // committed after the prepare timestamp
+    REQUIRE_OK(applier->waitApplied(10, 10s));
+    // The prepare holds the oplog's visible point below 20: the replica
+    // stops there, and never sees the prepared writes.
+    CHECK(applier->waitApplied(20, 20ms).code() == StatusCode::kBusy);
+    CHECK(applier->lastAppliedTs() < 20);
+    CHECK(dump(*secondary) == "app.t: gone=x k=v0\n");
+    mustOk(p->commit(25, 25));
+    const mvcc::Timestamp last = lastOplogTs(*primary);
+    REQUIRE_OK(applier->waitApplied(last, 10s));
+    CHECK(dump(*secondary) == dump(*primary));
+    CHECK(dump(*secondary) == "app.t: k=v1 other=y\n");
+    // "other" committed at 21, between the prepare and the commit.
+    CHECK(dump(*secondary, TxnOptions{24, false}) == "app.t: gone=x k=v0 other=y\n");
+    CHECK(dump(*secondary, TxnOptions{25, false}) == "app.t: k=v1 other=y\n");
+    ReplicaStats st = applier->stats();
+    CHECK(st.commandsApplied == 1);  // the create: no prepare record is applied
+    CHECK_OK(applier->status());
+    // An aborted prepared transaction never reaches it.
+    mustOk(p->begin());
+    mustOk(p->put("app.t", "k", "never"));
+    const mvcc::Timestamp after = primary->timestamps().allDurable;
+    mustOk(p->prepare(after + 10));
+    mustOk(p->abort());
+    mustOk(s->put("app.t", "z", "1"));
+    REQUIRE_OK(applier->waitApplied(lastOplogTs(*primary), 10s));
+    CHECK(dump(*secondary) == dump(*primary));
+    CHECK(dump(*secondary).find("never") == std::string::npos);
+}

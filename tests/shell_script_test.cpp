@@ -2208,7 +2208,83 @@ TEST_CASE("issue 18: rs, commit w= and begin read_concern= are in help") {
     const std::string all = helpUsages();
     for (const char* usage :
          {"rs add | rs status | rs pause N | rs resume N",
-          "commit [commit_ts=N] [w=N|majority] [wtimeout=MS]",
-          "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority]"})
+          "commit [commit_ts=N] [durable_ts=N] [w=N|majority] [wtimeout=MS]",
+          "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority] [ignore_prepare]"})
         CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
+}
+
+TEST_CASE(
+    "prepared transactions: prepare prepare_ts=N, a reader's PrepareConflict, begin "
+    "ignore_prepare, commit commit_ts=N durable_ts=N") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; put c k v0\n"
+                      "begin; put c k v1; prepare prepare_ts=100\n"
+                      "put c k2 x\n"
+                      "session r; begin; get c k; abort\n"
+                      "begin ignore_prepare; get c k; commit\n"
+                      "session main; sessions; commit commit_ts=99\n"
+                      "commit commit_ts=150 durable_ts=160\n"
+                      "session r; begin; get c k; commit\n"
+                      "oplog");
+    CHECK(r.code == 1);  // the refused commands
+    auto o = r.objects();
+    REQUIRE(o.size() == 22);
+    CHECK(o[4]["cmd"] == "prepare");
+    CHECK(o[4]["ok"] == true);
+    CHECK(o[4]["prepareTs"] == 100);
+    CHECK(o[4]["writes"] == 1);
+    CHECK(o[4]["txnId"].get<uint64_t>() > 0);
+    CHECK(o[5]["cmd"] == "put");  // no writes after prepare
+    CHECK(o[5]["code"] == "IllegalOperation");
+    CHECK(o[8]["cmd"] == "get");
+    CHECK(o[8]["session"] == "r");
+    CHECK(o[8]["ok"] == false);
+    CHECK(o[8]["code"] == "PrepareConflict");
+    CHECK(o[8]["error"].get<std::string>().find("prepared at timestamp 100") != std::string::npos);
+    CHECK_FALSE(o[8]["hint"].get<std::string>().empty());
+    CHECK(o[10]["cmd"] == "begin");
+    CHECK(o[10]["ignorePrepare"] == true);
+    CHECK(o[11]["value"] == "v0");  // as if the prepared write were absent
+    CHECK(o[12]["cmd"] == "commit");
+    CHECK(o[14]["cmd"] == "sessions");
+    bool sawPrepared = false;
+    for (const json& s : o[14]["sessions"])
+        if (s["name"] == "main")
+            sawPrepared = s["inTransaction"] == true && s["prepared"] == true;
+    CHECK(sawPrepared);
+    CHECK(o[15]["cmd"] == "commit");  // below the prepare timestamp: refused, still prepared
+    CHECK(o[15]["ok"] == false);
+    CHECK(o[15]["code"] == "InvalidArgument");
+    CHECK(o[15]["error"].get<std::string>().find("stays prepared") != std::string::npos);
+    CHECK(o[16]["cmd"] == "commit");
+    CHECK(o[16]["ok"] == true);
+    CHECK(o[16]["commitTs"] == 150);
+    CHECK(o[16]["durableTs"] == 160);
+    CHECK(o[16]["writes"] == 1);
+    CHECK(o[19]["value"] == "v1");
+    // The oplog shows the prepared transaction as its commit only, at 150.
+    std::vector<std::pair<uint64_t, std::string>> logged;
+    for (const json& entry : o[21]["entries"])
+        logged.emplace_back(entry["ts"].get<uint64_t>(),
+                            entry.value("key", entry.value("command", std::string())));
+    REQUIRE(logged.size() == 3);  // create, put k v0, the commit
+    CHECK(logged[2] == std::pair<uint64_t, std::string>{150, "k"});
+    CHECK(getValue(dir.path, "c", "k") == "v1");
+    // Bad input: one error each, nothing prepared.
+    Result bad = json_c(dir.path,
+                        "prepare prepare_ts=5\n"
+                        "begin; put c k v2; prepare prepare_ts=0\n"
+                        "prepare ts=200\n"
+                        "commit durable_ts=300\n"
+                        "prepare prepare_ts=10\n"
+                        "get c k");
+    auto b = bad.objects();
+    REQUIRE(b.size() == 8);
+    CHECK(b[0]["code"] == "IllegalOperation");  // no transaction
+    CHECK(b[3]["code"] == "InvalidArgument");   // prepare_ts=0
+    CHECK(b[4]["code"] == "InvalidArgument");   // not prepare_ts
+    CHECK(b[5]["code"] == "InvalidArgument");   // durable_ts without commit_ts
+    CHECK(b[6]["code"] == "InvalidArgument");   // not after the newest commit
+    CHECK(b[7]["value"] == "v2");               // still open, not prepared: reads its own write
 }

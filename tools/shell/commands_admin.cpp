@@ -76,6 +76,8 @@ std::string stateName(engine::KeyVersion::State s) {
             return "uncommitted";
         case engine::KeyVersion::State::kAborted:
             return "aborted";
+        case engine::KeyVersion::State::kPrepared:
+            return "prepared";
     }
     return "?";
 }

@@ -1,4 +1,4 @@
-// begin, commit, abort, session, sessions.
+// begin, commit, prepare, abort, session, sessions.
 #include <fmt/format.h>
 
 #include "tools/shell/bytes.h"
@@ -14,8 +14,9 @@ nlohmann::ordered_json tsOrNull(mvcc::Timestamp ts) {
 }
 
 constexpr std::string_view kBeginUsage =
-    "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority]";
-constexpr std::string_view kCommitUsage = "commit [commit_ts=N] [w=N|majority] [wtimeout=MS]";
+    "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority] [ignore_prepare]";
+constexpr std::string_view kCommitUsage =
+    "commit [commit_ts=N] [durable_ts=N] [w=N|majority] [wtimeout=MS]";
 
 Reply begin(Shell& sh, const Args& a) {
     engine::TxnOptions o;
@@ -40,6 +41,8 @@ Reply begin(Shell& sh, const Args& a) {
                 return Reply::error(Status::InvalidArgument(
                     fmt::format("read_concern {} is not a level; use local, snapshot or majority",
                                 displayBytes(value, 40))));
+        } else if (lowerCase(t.text) == "ignore_prepare") {
+            o.ignorePrepare = true;
         } else {
             return Reply::error(Status::InvalidArgument(
                 fmt::format("unexpected {}; usage: {}", displayBytes(t.text, 40), kBeginUsage)));
@@ -54,19 +57,45 @@ Reply begin(Shell& sh, const Args& a) {
     r.lines.push_back(info.readTs
                           ? fmt::format("transaction begun, reading at timestamp {}", info.readTs)
                           : "transaction begun, reading the newest commits");
+    if (o.ignorePrepare) {
+        r.fields["ignorePrepare"] = true;
+        r.lines.back() += " (ignoring prepared writes; it may not write)";
+    }
     return r;
+}
+
+// A timestamp option of commit or prepare: `name`=N with N > 0.
+StatusWith<mvcc::Timestamp> timestampOption(const std::string& value, std::string_view name,
+                                            std::string_view still) {
+    auto n = parseNumber(value, name);
+    if (!n.ok())
+        return n.status();
+    if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
+        return Status::InvalidArgument(
+            fmt::format("{} must be a timestamp > 0; the transaction is still {}", name, still));
+    return n.value();
 }
 
 Reply commit(Shell& sh, const Args& a) {
     std::optional<mvcc::Timestamp> ts;
+    std::optional<mvcc::Timestamp> durable;
+    const bool prepared = sh.session().prepared();
+    const char* still = prepared ? "prepared" : "open";
     std::optional<engine::WriteConcern> wc;
     std::optional<std::chrono::milliseconds> wtimeout;
     for (const Token& t : a) {
         std::string name, value;
         if (!splitOption(t.text, &name, &value) ||
-            (name != "commit_ts" && name != "w" && name != "wtimeout"))
+            (name != "commit_ts" && name != "durable_ts" && name != "w" && name != "wtimeout"))
             return Reply::error(Status::InvalidArgument(
                 fmt::format("unexpected {}; usage: {}", displayBytes(t.text, 40), kCommitUsage)));
+        if (name == "commit_ts" || name == "durable_ts") {
+            auto n = timestampOption(value, name, still);
+            if (!n.ok())
+                return Reply::error(n.status());
+            (name == "commit_ts" ? ts : durable) = n.value();
+            continue;
+        }
         if (name == "w" && lowerCase(value) == "majority") {
             wc = engine::WriteConcern::majorityOf();
             continue;
@@ -74,30 +103,38 @@ Reply commit(Shell& sh, const Args& a) {
         auto n = parseNumber(value, name);
         if (!n.ok())
             return Reply::error(n.status());
-        if (name == "commit_ts") {
-            if (n.value() == 0)  // checked here: the engine rolls back on a bad commit timestamp
-                return Reply::error(Status::InvalidArgument(
-                    "commit_ts must be a timestamp > 0; the transaction is still open"));
-            ts = n.value();
-        } else if (name == "w") {
+        if (name == "w") {
             if (n.value() == 0 || n.value() > 1000)
-                return Reply::error(Status::InvalidArgument(
-                    "w must be 1 or more members, or majority; the transaction is still open"));
+                return Reply::error(Status::InvalidArgument(fmt::format(
+                    "w must be 1 or more members, or majority; the transaction is still {}", still)));
             wc = engine::WriteConcern::nodes(static_cast<int>(n.value()));
-        } else {
-            // MongoDB's wtimeout 0: no limit.
-            if (n.value() > 0)
-                wtimeout = std::chrono::milliseconds(n.value());
+        } else if (n.value() > 0) {  // MongoDB's wtimeout 0: no limit
+            wtimeout = std::chrono::milliseconds(n.value());
         }
     }
-    if (wtimeout && !wc)
+    if (durable && !ts)
         return Reply::error(Status::InvalidArgument(
+            "durable_ts goes with commit_ts (commit commit_ts=N durable_ts=N)"));
+    if (wtimeout && !wc)
+        return Reply::error(Status::InvalidArgument(fmt::format(
             "wtimeout goes with a write concern: give w=N or w=majority; the transaction is "
-            "still open"));
+            "still {}",
+            still)));
     if (wc)
         wc->wtimeout = wtimeout;
     const size_t writes = sh.session().info().writes;
-    Status s = wc ? sh.session().commit(*wc, ts) : sh.session().commit(ts);
+    Status s;
+    if (durable) {
+        // A prepared commit with its own durable timestamp, then the wait.
+        if (wc)
+            if (Status c = sh.session().engine().checkWriteConcern(*wc); !c.ok())
+                return Reply::error(c);
+        s = sh.session().commit(*ts, *durable);
+        if (s.ok() && wc && writes)
+            s = sh.session().engine().awaitWriteConcern(sh.session().lastCommitTs(), *wc);
+    } else {
+        s = wc ? sh.session().commit(*wc, ts) : sh.session().commit(ts);
+    }
     // A write concern's timeout comes after the commit: the write stands.
     if (s.code() == StatusCode::kWriteConcernTimeout)
         return Reply::error(s, "the transaction is committed; only the wait for the members "
@@ -110,9 +147,35 @@ Reply commit(Shell& sh, const Args& a) {
     r.fields["writes"] = writes;
     if (wc)
         r.fields["writeConcern"] = wc->describe();
+    if (prepared)
+        r.fields["durableTs"] = tsOrNull(durable ? *durable : at);
     r.lines.push_back(at ? fmt::format("committed at timestamp {} ({} write{})", at, writes,
                                        writes == 1 ? "" : "s")
                          : "committed (read-only)");
+    if (prepared && durable && at)
+        r.lines.back() += fmt::format(", durable at {}", *durable);
+    return r;
+}
+
+Reply prepare(Shell& sh, const Args& a) {
+    std::string name, value;
+    if (!splitOption(a[0].text, &name, &value) || name != "prepare_ts")
+        return Reply::error(Status::InvalidArgument(fmt::format(
+            "unexpected {}; usage: prepare prepare_ts=N", displayBytes(a[0].text, 40))));
+    auto ts = timestampOption(value, "prepare_ts", "open");
+    if (!ts.ok())
+        return Reply::error(ts.status());
+    if (Status s = sh.session().prepare(ts.value()); !s.ok())
+        return Reply::error(s);
+    engine::SessionInfo info = sh.session().info();
+    Reply r;
+    r.fields["prepareTs"] = info.prepareTs;
+    r.fields["txnId"] = info.txnId;
+    r.fields["writes"] = info.writes;
+    r.lines.push_back(fmt::format(
+        "prepared at timestamp {} (transaction {}, {} write{}); commit commit_ts=N [durable_ts=N] "
+        "or abort",
+        info.prepareTs, info.txnId, info.writes, info.writes == 1 ? "" : "s"));
     return r;
 }
 
@@ -158,13 +221,17 @@ Reply sessions(Shell& sh, const Args&) {
         list.push_back({{"name", name},
                         {"current", name == sh.sessionName()},
                         {"inTransaction", i.inTransaction},
+                        {"prepared", i.prepared},
                         {"readTs", tsOrNull(i.readTs)},
                         {"txnId", i.txnId},
                         {"writes", i.writes}});
-        r.lines.push_back(fmt::format(
-            "{} {:<16} {:<14} {:>8} {:>8} {:>7}", name == sh.sessionName() ? "*" : " ", name,
-            i.inTransaction ? "in transaction" : "idle", i.readTs ? std::to_string(i.readTs) : "-",
-            i.txnId ? std::to_string(i.txnId) : "-", i.writes));
+        r.lines.push_back(fmt::format("{} {:<16} {:<14} {:>8} {:>8} {:>7}",
+                                      name == sh.sessionName() ? "*" : " ", name,
+                                      i.prepared        ? "prepared"
+                                      : i.inTransaction ? "in transaction"
+                                                        : "idle",
+                                      i.readTs ? std::to_string(i.readTs) : "-",
+                                      i.txnId ? std::to_string(i.txnId) : "-", i.writes));
     }
     r.fields["sessions"] = std::move(list);
     return r;
@@ -175,12 +242,18 @@ Reply sessions(Shell& sh, const Args&) {
 void addTxnCommands(CommandTable& t) {
     t.add({"begin", std::string(kBeginUsage),
            "start a transaction (a snapshot; at read_ts when given; roundup: below oldest reads at "
-           "oldest; read_concern=majority: at the majority commit point)",
+           "oldest; read_concern=majority: at the majority commit point; ignore_prepare: prepared "
+           "writes read as absent)",
            0, 3, begin});
     t.add({"commit", std::string(kCommitUsage),
-           "commit the transaction (at commit_ts, or the clock's next); w=: wait for that many "
-           "replica set members, or a majority, up to wtimeout ms",
-           0, 3, commit});
+           "commit the transaction (at commit_ts, or the clock's next; a prepared one needs "
+           "commit_ts, durable at durable_ts or commit_ts); w=: wait for that many replica set "
+           "members, or a majority, up to wtimeout ms",
+           0, 5, commit});
+    t.add({"prepare", "prepare prepare_ts=N",
+           "prepare the transaction at prepare_ts (WiredTiger's prepare_transaction): no more "
+           "writes; readers conflict until commit or abort",
+           1, 1, prepare});
     t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
     // Both read or change the shell's table of sessions: foreground only.
     CommandSpec& one = t.add({"session", "session NAME",

@@ -19,6 +19,9 @@ std::string hintFor(const Status& s, std::string_view cmd) {
         case StatusCode::kWriteConflict:
             return "another session holds a write to this key, or wrote it after this "
                    "transaction's snapshot; commit or abort that one, then retry";
+        case StatusCode::kPrepareConflict:
+            return "a prepared transaction wrote this key; commit or abort it in its session, "
+                   "read below its prepare timestamp (begin read_ts=N), or begin ignore_prepare";
         case StatusCode::kLockTimeout:
             return "another session holds a conflicting lock (see `locks`); commit or abort it, "
                    "or raise `set lock_timeout_ms`";

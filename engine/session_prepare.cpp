@@ -1,0 +1,164 @@
+// Session's prepared transactions (docs/mvcc.md, "Prepared transactions";
+// docs/oplog.md for their records): prepare, the commit with commit and
+// durable timestamps, abort, the prepare conflict readers get, and the
+// wait of implicit readers for a prepared transaction to resolve.
+#include <fmt/format.h>
+
+#include "engine/durable_log.h"
+#include "engine/engine.h"
+#include "engine/namespace.h"
+#include "engine/op_scope.h"
+#include "engine/session.h"
+#include "engine/write_entries.h"
+#include "lockmgr/raii_locks.h"
+#include "util/printable.h"
+
+namespace mvkv::engine {
+
+using lockmgr::LockMode;
+
+Status Session::prepare(mvcc::Timestamp prepareTs) {
+    if (!explicit_)
+        return Status::IllegalOperation(
+            "no transaction is running: begin one, write, then prepare");
+    OpScope op(*this, {CurOpType::kCommand, "prepareTransaction"});
+    Status s = prepareTxn(prepareTs, true);
+    if (!s.ok() && !txn_.active() && !txn_.prepared()) {
+        // The prepare record could not be written: rolled back.
+        tally_.add(OpTally::kTxnAborted);
+        endExplicit();
+    }
+    return op.finish(std::move(s));
+}
+
+Status Session::prepareTxn(mvcc::Timestamp prepareTs, bool log) {
+    if (Status s = engine_.txns_.prepare(txn_, prepareTs); !s.ok())
+        return s;
+    const bool logged = log && engine_.logging_ && txn_.id() != mvcc::kNoTxnId;
+    if (logged) {
+        if (Status s = logPrepareRecord(false); !s.ok()) {
+            engine_.txns_.abort(txn_);
+            pending_.clear();
+            engine_.oplog_->notifyCommit();  // its hold on all_durable is gone
+            return Status(s.code(),
+                          "the transaction was rolled back: its prepare record was not "
+                          "written: " +
+                              s.message());
+        }
+    }
+    txnDesc_.prepareTs.store(prepareTs, std::memory_order_relaxed);
+    describeTxn();
+    PreparedTxnInfo info;
+    info.txnId = txn_.id();
+    info.prepareTs = prepareTs;
+    info.readTs = txn_.readTs();
+    info.sessionId = log ? id_ : 0;
+    info.writes = txn_.writes().size();
+    engine_.prepared_.add(info);
+    return Status::OK();
+}
+
+Status Session::commit(mvcc::Timestamp commitTs, mvcc::Timestamp durableTs) {
+    if (!explicit_)
+        return Status::IllegalOperation("no transaction is running: nothing to commit");
+    if (!txn_.prepared())
+        return Status::IllegalOperation(
+            "the transaction is not prepared: a commit with a durable timestamp is for prepared "
+            "transactions; commit it with one timestamp");
+    OpScope op(*this, {CurOpType::kCommand, "commitTransaction"});
+    Status s = commitPreparedTxn(commitTs, durableTs);
+    if (txn_.prepared())
+        return op.finish(std::move(s));  // refused: still prepared
+    tally_.add(s.ok() ? OpTally::kTxnCommitted : OpTally::kTxnAborted);
+    endExplicit();
+    return op.finish(std::move(s));
+}
+
+Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp durableTs) {
+    const mvcc::TxnId id = txn_.id();
+    measureCommit();
+    if (Status s = engine_.txns_.prepareCommitPrepared(txn_, commitTs, durableTs); !s.ok())
+        return s;
+    Status s;
+    if (engine_.logging_ && !txn_.writes().empty()) {
+        // The commit record is an ordinary one at commitTs with the
+        // transaction's id: recovery matches it with the prepare record.
+        s = logCommitted();
+        if (s.ok())
+            engine_.txns_.completeCommit(txn_);
+        else
+            engine_.txns_.abort(txn_);
+        engine_.oplog_->notifyCommit();
+    } else {
+        engine_.txns_.completeCommit(txn_);
+    }
+    if (s.ok()) {
+        applyCommitCounts();
+        if (!txn_.writes().empty())
+            lastCommitTs_ = commitTs;
+    }
+    pending_.clear();
+    txnDesc_.prepareTs.store(0, std::memory_order_relaxed);
+    engine_.prepared_.resolved(id);
+    return s;
+}
+
+void Session::abortPreparedTxn(bool log) {
+    const mvcc::TxnId id = txn_.id();
+    if (log && engine_.logging_ && id != mvcc::kNoTxnId) {
+        // Without it the next open would rebuild the transaction as
+        // prepared; an I/O error stops the engine's writes anyway.
+        logPrepareRecord(true).ignore();
+    }
+    engine_.txns_.abort(txn_);
+    pending_.clear();
+    if (engine_.logging_)
+        engine_.oplog_->notifyCommit();  // its hold on all_durable is gone
+    txnDesc_.prepareTs.store(0, std::memory_order_relaxed);
+    engine_.prepared_.resolved(id);
+}
+
+void Session::abandonPrepared() {
+    if (txn_.prepared())
+        abortPreparedTxn(false);
+}
+
+Status Session::logPrepareRecord(bool abort) {
+    const auto& writes = txn_.writes();
+    const mvcc::Timestamp ts = txn_.prepareTs();
+    const auto count = static_cast<uint32_t>(abort ? 1 : writes.size() + 1);
+    oplog::startPayload(&logPayload_, count);
+    oplog::addEntry(&logPayload_, ts, txn_.id(), oplog::OpType::kCommand, oplog::kPreparedTxnNs, {},
+                    abort ? oplog::kAbortPreparedCommand : oplog::kPrepareCommand);
+    if (!abort)
+        addWriteEntries(&logPayload_, ts, txn_.id(), writes, pending_);
+    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    if (!local.status().ok())
+        return local.status();
+    // The transaction holds all_durable below its prepare timestamp: no
+    // reader has passed it.
+    return engine_.oplog_->append(logPayload_, ts, count);
+}
+
+Status Session::prepareConflict(const Collection& coll, std::string_view key,
+                                const mvcc::Update* u) {
+    return Status::PrepareConflict(fmt::format(
+        "key '{}' in {} was written by transaction {}, prepared at timestamp {} and not yet "
+        "committed or aborted: read again once it resolves, or read in a transaction begun with "
+        "ignore_prepare",
+        printable(key), coll.ns().ns(), u->txnId(), u->startTs()));
+}
+
+bool Session::waitPrepareResolved(uint64_t seen, Status* why) {
+    if (Status s = checkInterrupted(); !s.ok()) {
+        *why = std::move(s);
+        return false;
+    }
+    if (!engine_.prepared_.waitResolvedAfter(seen, interrupted_)) {
+        *why = checkInterrupted();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace mvkv::engine

@@ -1,0 +1,636 @@
+// Prepared transactions (docs/mvcc.md, "Prepared transactions"): the
+// scenarios of WiredTiger's test_prepare*.py, named after them, on the
+// engine's public API — reads before and after the prepare timestamp,
+// commits refused for their timestamps, ignore_prepare, a prepared delete,
+// the history a prepared transaction pins, cursors and scans, implicit
+// readers waiting, durability across a crash, and the figures.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/data_dir_copy.h"
+#include "tests/engine_test_util.h"
+#include "tests/temp_dir.h"
+#include "tests/test_seed.h"
+
+using namespace mvkv;
+using namespace mvkv::engine;
+using namespace mvkv::engine::testing;
+using mvkv::testing::TempDir;
+
+namespace {
+
+constexpr const char* kNs = "db.c";
+
+EngineOptions inMemory() {
+    EngineOptions o;
+    o.historySweepInterval = std::chrono::milliseconds(0);
+    return o;
+}
+
+std::unique_ptr<Engine> engineWith(std::initializer_list<std::pair<const char*, const char*>> kv,
+                                   mvcc::Timestamp ts) {
+    auto e = openEngine(inMemory());
+    auto s = e->openSession();
+    mustOk(s->createCollection(kNs));
+    mustOk(s->begin());
+    for (const auto& [k, v] : kv)
+        mustOk(s->put(kNs, k, v));
+    mustOk(s->commit(ts));
+    return e;
+}
+
+// A read in an explicit transaction at `readTs` (0: the newest), with or
+// without ignore_prepare: the value, or "<code>".
+std::string readAt(Engine& e, std::string_view key, mvcc::Timestamp readTs,
+                   bool ignorePrepare = false) {
+    auto s = e.openSession();
+    TxnOptions o;
+    o.readTs = readTs;
+    o.ignorePrepare = ignorePrepare;
+    mustOk(s->begin(o));
+    std::string out = getOr(*s, kNs, key);
+    mustOk(s->abort());
+    return out;
+}
+
+// The session's transaction writes `kv` and prepares at `prepareTs`.
+void writeAndPrepare(Session& s, std::initializer_list<std::pair<const char*, const char*>> kv,
+                     mvcc::Timestamp prepareTs) {
+    mustOk(s.begin());
+    for (const auto& [k, v] : kv)
+        mustOk(s.put(kNs, k, v));
+    mustOk(s.prepare(prepareTs));
+}
+
+using mvkv::testing::copyDataDir;
+
+// Waits (on the operation's state, not on time) until session `client`'s
+// running operation has met a prepare conflict; returns its opid.
+uint64_t waitForPrepareConflict(Engine& e, std::string_view client) {
+    while (true) {
+        nlohmann::json ops = nlohmann::json::parse(e.currentOp());
+        for (const auto& op : ops["inprog"])
+            if (op["client"] == client && op.value("prepareConflicts", 0) >= 1)
+                return op["opid"].get<uint64_t>();
+        std::this_thread::yield();
+    }
+}
+
+nlohmann::json transactionsStatus(Engine& e) {
+    auto s = e.serverStatus("transactions");
+    REQUIRE_OK(s.status());
+    return nlohmann::json::parse(s.value())["transactions"];
+}
+
+}  // namespace
+
+TEST_CASE(
+    "test_prepare01_read_before_prepare_ts: a read below the prepare timestamp sees the old "
+    "value and no conflict") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    CHECK(p->prepared());
+    CHECK(readAt(*e, "k", 15) == "old");
+    CHECK(readAt(*e, "k", 19) == "old");
+    // A snapshot taken before the prepare cannot see the transaction either.
+    mustOk(p->commit(25, 25));
+    CHECK(readAt(*e, "k", 24) == "old");
+    CHECK(readAt(*e, "k", 25) == "new");
+}
+
+TEST_CASE("test_prepare02_read_at_or_after_prepare_ts: PrepareConflict until it resolves") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}, {"fresh", "1"}}, 20);
+    CHECK(readAt(*e, "k", 20) == "<PrepareConflict>");
+    CHECK(readAt(*e, "k", 30) == "<PrepareConflict>");
+    CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");      // no read timestamp: the newest
+    CHECK(readAt(*e, "fresh", 0) == "<PrepareConflict>");  // a prepared insert
+    // The message names the transaction and its prepare timestamp.
+    auto s = e->openSession();
+    mustOk(s->begin());
+    Status st = s->get(kNs, "k").status();
+    CHECK(st.code() == StatusCode::kPrepareConflict);
+    CHECK(st.message().find("prepared at timestamp 20") != std::string::npos);
+    mustOk(s->abort());
+    // A key the transaction did not write reads as usual.
+    mustOk(e->openSession()->put(kNs, "other", "x"));
+    CHECK(readAt(*e, "other", 0) == "x");
+    mustOk(p->commit(22, 22));
+    CHECK(readAt(*e, "k", 21) == "old");  // commit 22 > 21: not in that snapshot
+    CHECK(readAt(*e, "k", 22) == "new");
+    CHECK(readAt(*e, "fresh", 30) == "1");
+    CHECK(readAt(*e, "k", 0) == "new");
+}
+
+TEST_CASE("test_prepare03_commit_below_prepare_refused: the transaction stays prepared") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    Status below = p->commit(19, 19);
+    CHECK(below.code() == StatusCode::kInvalidArgument);
+    CHECK(below.message().find("prepare timestamp 20") != std::string::npos);
+    CHECK(p->prepared());
+    CHECK(p->inTransaction());
+    Status durable = p->commit(25, 24);  // durable below commit
+    CHECK(durable.code() == StatusCode::kInvalidArgument);
+    CHECK(p->prepared());
+    // commit(ts) of a prepared transaction needs its timestamp.
+    CHECK(p->commit().code() == StatusCode::kInvalidArgument);
+    CHECK(p->commit(std::optional<mvcc::Timestamp>(15)).code() == StatusCode::kInvalidArgument);
+    CHECK(p->prepared());
+    CHECK(readAt(*e, "k", 30) == "<PrepareConflict>");
+    // Then a valid commit; durable after commit.
+    mustOk(p->commit(25, 28));
+    CHECK_FALSE(p->inTransaction());
+    CHECK(readAt(*e, "k", 25) == "new");
+    CHECK(e->timestamps().allDurable >= 28);  // all_durable counts the durable timestamp
+    // Commit(ts) of a prepared transaction: durable = commit.
+    writeAndPrepare(*p, {{"k", "newer"}}, 30);
+    mustOk(p->commit(std::optional<mvcc::Timestamp>(31)));
+    CHECK(readAt(*e, "k", 31) == "newer");
+}
+
+TEST_CASE(
+    "test_prepare04_prepare_timestamp_rules: after stable and oldest, not 0, not after a "
+    "commit timestamp; a refused prepare changes nothing") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    mustOk(e->setStableTimestamp(15));
+    mustOk(e->setOldestTimestamp(12));
+    auto p = e->openSession();
+    mustOk(p->begin());
+    mustOk(p->put(kNs, "k", "new"));
+    CHECK(p->prepare(15).code() == StatusCode::kInvalidArgument);  // == stable
+    CHECK(p->prepare(12).code() == StatusCode::kInvalidArgument);  // below stable
+    CHECK(p->prepare(0).code() == StatusCode::kInvalidArgument);
+    CHECK_FALSE(p->prepared());
+    mustOk(p->put(kNs, "k2", "still writable"));
+    mustOk(p->prepare(16));
+    CHECK(p->prepare(17).code() == StatusCode::kIllegalOperation);  // already prepared
+    mustOk(p->abort());
+    // A commit timestamp fixed before the prepare: refused.
+    mustOk(p->begin());
+    mustOk(p->put(kNs, "k", "x"));
+    mustOk(p->timestampTransaction(40));
+    CHECK(p->prepare(41).code() == StatusCode::kInvalidArgument);
+    mustOk(p->abort());
+    // Stable cannot be passed by a commit's durable timestamp.
+    writeAndPrepare(*p, {{"k", "y"}}, 20);
+    mustOk(e->setStableTimestamp(30));
+    CHECK(p->commit(25, 30).code() == StatusCode::kInvalidArgument);  // durable <= stable
+    mustOk(p->commit(25, 31));
+    CHECK(e->openSession()->prepare(50).code() == StatusCode::kIllegalOperation);  // no txn
+}
+
+TEST_CASE("test_prepare05_no_writes_after_prepare: IllegalOperation, the prepared writes stay") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    CHECK(p->put(kNs, "k2", "v").code() == StatusCode::kIllegalOperation);
+    CHECK(p->remove(kNs, "k").code() == StatusCode::kIllegalOperation);
+    CHECK(p->removeRange(kNs, {}).status().code() == StatusCode::kIllegalOperation);
+    CHECK(p->prepared());
+    mustOk(p->commit(21, 21));
+    CHECK(readAt(*e, "k", 21) == "new");
+    CHECK(readAt(*e, "k2", 21) == "<NotFound>");
+}
+
+TEST_CASE("test_prepare06_writer_on_prepared_key: WriteConflict") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    auto w = e->openSession();
+    mustOk(w->begin());
+    Status st = w->put(kNs, "k", "mine");
+    CHECK(st.code() == StatusCode::kWriteConflict);
+    CHECK(st.message().find("prepared") != std::string::npos);
+    CHECK_FALSE(w->inTransaction());  // a write conflict aborts the transaction
+    mustOk(w->begin());
+    CHECK(w->remove(kNs, "k").code() == StatusCode::kWriteConflict);
+    // An implicit write retries until its retry timeout, then reports it.
+    w->setRetryTimeout(std::chrono::milliseconds(0));
+    CHECK(w->put(kNs, "k", "mine").code() == StatusCode::kWriteConflict);
+    mustOk(p->abort());
+    mustOk(w->put(kNs, "k", "mine"));
+    CHECK(readAt(*e, "k", 0) == "mine");
+}
+
+TEST_CASE(
+    "test_prepare07_ignore_prepare: reads as if the prepared writes were absent, may not "
+    "write") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}, {"fresh", "1"}}, 20);
+    CHECK(readAt(*e, "k", 0, true) == "old");
+    CHECK(readAt(*e, "k", 25, true) == "old");
+    CHECK(readAt(*e, "fresh", 0, true) == "<NotFound>");
+    auto s = e->openSession();
+    TxnOptions o;
+    o.ignorePrepare = true;
+    mustOk(s->begin(o));
+    CHECK(scanAll(*s, kNs) == "k=old");
+    CHECK(s->put(kNs, "z", "1").code() == StatusCode::kIllegalOperation);
+    mustOk(s->abort());
+    mustOk(p->commit(21, 21));
+    CHECK(readAt(*e, "k", 0, true) == "new");  // committed: seen as usual
+}
+
+TEST_CASE(
+    "test_prepare08_prepared_delete: conflicts like a write; committed, the key is gone at "
+    "its commit timestamp only") {
+    auto e = engineWith({{"k", "old"}, {"j", "keep"}}, 10);
+    auto p = e->openSession();
+    mustOk(p->begin());
+    mustOk(p->remove(kNs, "k"));
+    mustOk(p->prepare(20));
+    CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+    CHECK(readAt(*e, "k", 15) == "old");
+    CHECK(readAt(*e, "k", 0, true) == "old");
+    auto history = e->openSession()->keyHistory(kNs, "k");
+    REQUIRE_OK(history.status());
+    REQUIRE(history.value().size() >= 2);
+    CHECK(history.value()[0].state == KeyVersion::State::kPrepared);
+    CHECK(history.value()[0].tombstone);
+    CHECK(history.value()[0].startTs == 20);
+    mustOk(p->commit(30, 30));
+    CHECK(readAt(*e, "k", 29) == "old");
+    CHECK(readAt(*e, "k", 30) == "<NotFound>");
+    CHECK(readAt(*e, "j", 30) == "keep");
+}
+
+TEST_CASE("test_prepare09_abort: the old values come back, the counters count it") {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    nlohmann::json t = transactionsStatus(*e);
+    CHECK(t["totalPrepared"] == 1);
+    CHECK(t["currentPrepared"] == 1);
+    REQUIRE(e->preparedTransactions().size() == 1);
+    CHECK(e->preparedTransactions()[0].prepareTs == 20);
+    CHECK(e->preparedTransactions()[0].sessionId == p->id());
+    // currentOp lists the idle prepared transaction with its prepare timestamp.
+    nlohmann::json ops = nlohmann::json::parse(e->currentOp(true));
+    bool listed = false;
+    for (const auto& op : ops["inprog"])
+        if (op.contains("transaction") && op["transaction"].value("prepareTimestamp", 0) == 20)
+            listed = true;
+    CHECK(listed);
+    // A session's prepared transaction is not the engine's to end.
+    mvcc::TxnId id = e->preparedTransactions()[0].txnId;
+    CHECK(e->commitPrepared(id, 21, 21).code() == StatusCode::kIllegalOperation);
+    CHECK(e->abortPrepared(id + 1000).code() == StatusCode::kNotFound);
+    mustOk(p->abort());
+    CHECK_FALSE(p->inTransaction());
+    CHECK(readAt(*e, "k", 0) == "old");
+    t = transactionsStatus(*e);
+    CHECK(t["totalPreparedThenAborted"] == 1);
+    CHECK(t["totalPreparedThenCommitted"] == 0);
+    CHECK(t["currentPrepared"] == 0);
+    CHECK(e->preparedTransactions().empty());
+    writeAndPrepare(*p, {{"k", "new"}}, 30);
+    mustOk(p->commit(30, 30));
+    t = transactionsStatus(*e);
+    CHECK(t["totalPrepared"] == 2);
+    CHECK(t["totalPreparedThenCommitted"] == 1);
+}
+
+TEST_CASE(
+    "test_prepare10_cursors_and_scans: PrepareConflict in a transaction, at the prepared "
+    "key") {
+    auto e = engineWith({{"a", "1"}, {"b", "2"}, {"c", "3"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"b", "22"}}, 20);
+    auto s = e->openSession();
+    mustOk(s->begin());
+    auto c = s->openCursor(kNs);
+    REQUIRE_OK(c.status());
+    Cursor& cur = *c.value();
+    mustOk(cur.first());
+    CHECK(cur.key() == "a");
+    CHECK(cur.next().code() == StatusCode::kPrepareConflict);
+    CHECK(cur.seek("b").code() == StatusCode::kPrepareConflict);
+    mustOk(cur.seek("c"));
+    CHECK(cur.key() == "c");
+    c.value().reset();
+    std::vector<std::string> seen;
+    Status scan = s->scan(kNs, {}, [&](std::string_view k, std::string_view) {
+        seen.emplace_back(k);
+        return true;
+    });
+    CHECK(scan.code() == StatusCode::kPrepareConflict);
+    CHECK(seen == std::vector<std::string>{"a"});
+    CHECK(s->count(kNs).status().code() == StatusCode::kPrepareConflict);
+    mustOk(s->abort());
+    // Below the prepare timestamp: no conflict.
+    TxnOptions before;
+    before.readTs = 15;
+    mustOk(s->begin(before));
+    CHECK(scanAll(*s, kNs) == "a=1,b=2,c=3");
+    mustOk(s->abort());
+    mustOk(p->commit(21, 21));
+    CHECK(scanAll(*s, kNs) == "a=1,b=22,c=3");
+}
+
+TEST_CASE(
+    "test_prepare11_implicit_read_waits: an implicit read, cursor or scan waits for the "
+    "prepared transaction and counts the conflict" *
+    doctest::test_suite("concurrency")) {
+    auto e = engineWith({{"a", "1"}, {"b", "2"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"b", "22"}}, 20);
+    std::string got, scanned, viaCursor;
+    std::thread reader([&] {
+        auto s = e->openSession();
+        s->setName("waiting-reader");
+        got = getOr(*s, kNs, "b");
+        scanned = scanAll(*s, kNs);
+    });
+    waitForPrepareConflict(*e, "waiting-reader");
+    mustOk(p->commit(21, 21));
+    reader.join();
+    CHECK(got == "22");
+    CHECK(scanned == "a=1,b=22");
+    // An aborted one: the reader gets the old value.
+    writeAndPrepare(*p, {{"a", "11"}}, 30);
+    std::thread reader2([&] {
+        auto s = e->openSession();
+        s->setName("waiting-reader-2");
+        viaCursor = scanAll(*s, kNs);
+    });
+    waitForPrepareConflict(*e, "waiting-reader-2");
+    mustOk(p->abort());
+    reader2.join();
+    CHECK(viaCursor == "a=1,b=22");
+}
+
+TEST_CASE(
+    "test_prepare12_killop_ends_a_waiting_read: Interrupted, the prepared transaction "
+    "stays" *
+    doctest::test_suite("concurrency")) {
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    auto s = e->openSession();
+    s->setName("killed-reader");
+    Status st;
+    std::thread reader([&] { st = s->get(kNs, "k").status(); });
+    mustOk(e->killOp(waitForPrepareConflict(*e, "killed-reader")));
+    reader.join();
+    CHECK(st.code() == StatusCode::kInterrupted);
+    CHECK(p->prepared());
+    mustOk(p->commit(20, 20));
+}
+
+TEST_CASE(
+    "test_prepare13_timestamps: all_durable and checkpoints stay below the prepare "
+    "timestamp until it resolves") {
+    TempDir dir("mvkv-prepare-test");
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto s = e->openSession();
+    mustOk(s->createCollection(kNs));
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "k", "old"));
+    mustOk(s->commit(10));
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    // Others commit after the prepare timestamp meanwhile.
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "other", "x"));
+    mustOk(s->commit(30));
+    mustOk(e->setStableTimestamp(40));  // stable may move; durability may not
+    CHECK(e->timestamps().allDurable < 20);
+    mustOk(e->checkpoint());
+    CHECK(e->timestamps().allDurable < 20);
+    CHECK(e->oplog()->visibleTs() < 20);
+    // The commit may land below others' (its prepare held the point), at or after prepare.
+    mustOk(p->commit(25, 45));
+    CHECK(e->timestamps().allDurable >= 45);
+    CHECK(readAt(*e, "k", 25) == "new");
+    CHECK(readAt(*e, "k", 24) == "old");
+}
+
+TEST_CASE(
+    "test_prepare14_history_pinned: the version a prepared update replaced stays readable "
+    "through the sweep") {
+    auto e = engineWith({{"k", "v1"}}, 10);
+    auto s = e->openSession();
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "k", "v2"));
+    mustOk(s->commit(15));
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "v3"}}, 20);
+    mustOk(e->setStableTimestamp(18));
+    mustOk(e->setOldestTimestamp(18));
+    e->sweepHistory();
+    e->sweepHistory();
+    CHECK(readAt(*e, "k", 18) == "v2");
+    CHECK(readAt(*e, "k", 0, true) == "v2");
+    CHECK(readAt(*e, "k", 19, true) == "v2");
+    mustOk(p->commit(25, 25));
+    e->sweepHistory();
+    CHECK(readAt(*e, "k", 24) == "v2");
+    CHECK(readAt(*e, "k", 25) == "v3");
+}
+
+TEST_CASE(
+    "test_prepare15_crash_between_prepare_and_commit: rebuilt as prepared, committed by id "
+    "after the restart, visible at its commit timestamp") {
+    TempDir dir("mvkv-prepare-test");
+    TempDir scratchDir("mvkv-prepare-test");
+    const std::string scratch = scratchDir.path + "/data";
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+    auto s = e->openSession();
+    mustOk(s->createCollection(kNs));
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "k", "old"));
+    mustOk(s->put(kNs, "gone", "soon"));
+    mustOk(s->commit(10));
+    auto p = e->openSession();
+    mustOk(p->begin());
+    mustOk(p->put(kNs, "k", "new"));
+    mustOk(p->put(kNs, "fresh", "1"));
+    mustOk(p->remove(kNs, "gone"));
+    mustOk(p->prepare(20));
+    const mvcc::TxnId id = e->preparedTransactions().at(0).txnId;
+    copyDataDir(dir.path, scratch);  // the files as a crash leaves them (no clean-shutdown note)
+    std::filesystem::remove(scratch + "/clean-shutdown");
+    mustOk(p->abort());
+    p.reset();
+    s.reset();
+    e.reset();
+
+    {
+        auto r = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
+        auto list = r->preparedTransactions();
+        REQUIRE(list.size() == 1);
+        CHECK(list[0].txnId == id);
+        CHECK(list[0].prepareTs == 20);
+        CHECK(list[0].sessionId == 0);
+        CHECK(list[0].writes == 3);
+        CHECK(readAt(*r, "k", 0) == "<PrepareConflict>");
+        CHECK(readAt(*r, "k", 15) == "old");
+        CHECK(readAt(*r, "k", 0, true) == "old");
+        CHECK(readAt(*r, "gone", 0, true) == "soon");
+        nlohmann::json ops = nlohmann::json::parse(r->currentOp(true));
+        bool listed = false;
+        for (const auto& op : ops["inprog"])
+            if (op.contains("transaction") && op["transaction"].value("prepareTimestamp", 0) == 20)
+                listed = true;
+        CHECK(listed);
+        CHECK(transactionsStatus(*r)["currentPrepared"] == 1);
+        // A writer conflicts; a commit below the prepare is refused and it stays.
+        auto w = r->openSession();
+        mustOk(w->begin());
+        CHECK(w->put(kNs, "k", "x").code() == StatusCode::kWriteConflict);
+        CHECK(r->commitPrepared(id, 19, 19).code() == StatusCode::kInvalidArgument);
+        REQUIRE(r->preparedTransactions().size() == 1);
+        mustOk(r->commitPrepared(id, 25, 25));
+        CHECK(r->preparedTransactions().empty());
+        CHECK(r->commitPrepared(id, 26, 26).code() == StatusCode::kNotFound);
+        CHECK(readAt(*r, "k", 24) == "old");
+        CHECK(readAt(*r, "k", 25) == "new");
+        CHECK(readAt(*r, "fresh", 25) == "1");
+        CHECK(readAt(*r, "gone", 25) == "<NotFound>");
+        CHECK(readAt(*r, "gone", 24) == "soon");
+        // A transaction after the restart takes a new id, never the recovered one.
+        CHECK_FALSE(w->inTransaction());  // the conflict aborted it
+        mustOk(w->put(kNs, "after", "restart"));
+    }
+    // Open again: the commit is in the log; nothing is prepared.
+    auto again = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
+    CHECK(again->preparedTransactions().empty());
+    CHECK(readAt(*again, "k", 0) == "new");
+    CHECK(readAt(*again, "k", 24) == "old");
+    CHECK(readAt(*again, "fresh", 0) == "1");
+    CHECK(readAt(*again, "gone", 0) == "<NotFound>");
+    CHECK(readAt(*again, "after", 0) == "restart");
+}
+
+TEST_CASE(
+    "test_prepare16_recovered_abort_and_clean_close: a closed session's prepared "
+    "transaction is rolled back; a close leaves a recovered one prepared; its abort is "
+    "logged") {
+    TempDir dir("mvkv-prepare-test");
+    TempDir scratchDir("mvkv-prepare-test");
+    const std::string scratch = scratchDir.path + "/data";
+    mvcc::TxnId id = 0;
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        auto s = e->openSession();
+        mustOk(s->createCollection(kNs));
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "k", "old"));
+        mustOk(s->commit(10));
+        {
+            auto gone = e->openSession();
+            writeAndPrepare(*gone, {{"k", "closed"}}, 15);
+        }
+        CHECK(e->preparedTransactions().empty());
+        CHECK(readAt(*e, "k", 0) == "old");
+        auto p = e->openSession();
+        writeAndPrepare(*p, {{"k", "new"}}, 20);
+        id = e->preparedTransactions().at(0).txnId;
+        // A checkpoint while prepared does not hold the prepared write.
+        mustOk(e->checkpoint());
+        mustOk(e->oplog()->flush());
+        copyDataDir(dir.path, scratch);
+        std::filesystem::remove(scratch + "/clean-shutdown");
+    }
+    {
+        auto e = openEngine(onDisk(scratch, oplog::SyncMode::kWrite));
+        CHECK(e->recovery().checkpointLoaded);
+        CHECK(e->recovery().checkpointTs < 20);
+        REQUIRE(e->preparedTransactions().size() == 1);
+        CHECK(e->preparedTransactions()[0].txnId == id);
+        CHECK(readAt(*e, "k", 0, true) == "old");
+    }  // closed with it unresolved
+    {
+        auto e = openEngine(onDisk(scratch, oplog::SyncMode::kWrite));
+        REQUIRE(e->preparedTransactions().size() == 1);  // the close left it prepared
+        CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+        mustOk(e->abortPrepared(id));
+        CHECK(e->abortPrepared(id).code() == StatusCode::kNotFound);
+        CHECK(readAt(*e, "k", 0) == "old");
+        CHECK(transactionsStatus(*e)["totalPreparedThenAborted"] == 1);
+    }
+    auto e = openEngine(onDisk(scratch, oplog::SyncMode::kWrite));
+    CHECK(e->preparedTransactions().empty());
+    CHECK(readAt(*e, "k", 0) == "old");
+    mustOk(e->openSession()->put(kNs, "k", "later"));
+    CHECK(readAt(*e, "k", 0) == "later");
+}
+
+TEST_CASE(
+    "test_prepare17_readers_during_prepare_and_commit: implicit readers never see half a "
+    "transaction" *
+    doctest::test_suite("concurrency")) {
+    // One thread writes a pair (a, b) to the same value in transactions it
+    // prepares and then commits or aborts; readers read the pair implicitly
+    // (point reads and scans), waiting on prepare conflicts. Every read
+    // sees a == b, and the values never go back.
+    const uint32_t seed = mvkv::testing::testSeed();
+    auto e = engineWith({{"a", "0"}, {"b", "0"}}, 10);
+    std::atomic<bool> done{false};
+    std::atomic<int> failures{0};
+    auto reader = [&](int t) {
+        auto s = e->openSession();
+        long last = 0;
+        for (int i = 0; !done.load(); ++i) {
+            std::string a, b;
+            if (t % 2 == 0) {
+                std::string all = scanAll(*s, kNs);
+                size_t comma = all.find(',');
+                a = all.substr(2, comma - 2);
+                b = all.substr(comma + 3);
+            } else {
+                mustOk(s->begin());
+                Status sa = s->get(kNs, "a", &a);
+                Status sb = s->get(kNs, "b", &b);
+                mustOk(s->abort());
+                if (sa.code() == StatusCode::kPrepareConflict ||
+                    sb.code() == StatusCode::kPrepareConflict)
+                    continue;  // an explicit transaction is told, not made to wait
+                if (!sa.ok() || !sb.ok())
+                    failures.fetch_add(1);
+            }
+            if (a != b || std::stol(a) < last)
+                failures.fetch_add(1);
+            last = std::stol(a);
+        }
+    };
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 3; ++t)
+        readers.emplace_back(reader, t);
+    std::mt19937_64 rng(seed);
+    auto w = e->openSession();
+    mvcc::Timestamp ts = 10;
+    for (int i = 1; i <= 300; ++i) {
+        mustOk(w->begin());
+        mustOk(w->put(kNs, "a", std::to_string(i)));
+        mustOk(w->put(kNs, "b", std::to_string(i)));
+        mustOk(w->prepare(++ts));
+        if (rng() % 4 == 0) {
+            mustOk(w->abort());
+            mustOk(w->begin());
+            mustOk(w->put(kNs, "a", std::to_string(i)));
+            mustOk(w->put(kNs, "b", std::to_string(i)));
+            mustOk(w->commit(++ts));
+        } else {
+            ++ts;
+            mustOk(w->commit(ts, ts));
+        }
+    }
+    done = true;
+    for (auto& t : readers)
+        t.join();
+    CHECK(failures.load() == 0);
+    CHECK(readAt(*e, "a", 0) == "300");
+}
