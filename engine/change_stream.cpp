@@ -182,7 +182,11 @@ Status ChangeStream::readMore(bool* readAny) {
             return d;
         // Entry indexes count every entry at the record's timestamp.
         const uint32_t base = ref.key.ts == lastTs_ ? entriesAtLastTs_ : 0;
-        for (size_t i = 0; i < decoded_.size(); ++i) {
+        // A prepare or abort record holds writes that are not committed
+        // (docs/oplog.md): they show once, from the commit record, if ever.
+        // Its entries still count in the indexes, as a restart counts them.
+        const bool uncommitted = oplog::preparedRecordKind(decoded_) != oplog::PreparedRecord::kNone;
+        for (size_t i = 0; i < decoded_.size() && !uncommitted; ++i) {
             oplog::OplogEntry& e = decoded_[i];
             const ResumePosition pos{ref.key.ts, base + static_cast<uint32_t>(i)};
             if (skipThrough_ && pos.ts == skipThrough_->ts && pos.index <= skipThrough_->index)

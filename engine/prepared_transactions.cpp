@@ -21,7 +21,9 @@ void PreparedTransactions::resolved(mvcc::TxnId id) {
     {
         std::lock_guard lock(mutex_);
         std::erase_if(entries_, [&](const PreparedTxnInfo& e) { return e.txnId == id; });
-        ++resolvedCount_;
+        // Release: a reader that sees the new count sees the transaction's
+        // versions resolved (they were marked before this call).
+        resolvedCount_.fetch_add(1, std::memory_order_release);
     }
     resolvedCv_.notify_all();
 }
@@ -31,17 +33,13 @@ std::vector<PreparedTxnInfo> PreparedTransactions::list() const {
     return entries_;
 }
 
-uint64_t PreparedTransactions::resolvedCount() const {
-    std::lock_guard lock(mutex_);
-    return resolvedCount_;
-}
-
 bool PreparedTransactions::waitResolvedAfter(uint64_t seen, const std::atomic<bool>& interrupted) {
     std::unique_lock lock(mutex_);
     resolvedCv_.wait(lock, [&] {
-        return resolvedCount_ != seen || interrupted.load(std::memory_order_acquire);
+        return resolvedCount_.load(std::memory_order_relaxed) != seen ||
+               interrupted.load(std::memory_order_acquire);
     });
-    return resolvedCount_ != seen;
+    return resolvedCount_.load(std::memory_order_relaxed) != seen;
 }
 
 void PreparedTransactions::wakeAll() {

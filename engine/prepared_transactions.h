@@ -47,7 +47,7 @@ class PreparedTransactions {
 
     /// How many prepared transactions resolved so far: read it before a
     /// read that may meet a prepared version, then waitResolvedAfter().
-    uint64_t resolvedCount() const;
+    uint64_t resolvedCount() const { return resolvedCount_.load(std::memory_order_acquire); }
     /// Waits until resolvedCount() != `seen` (true) or `interrupted` is
     /// set (false); whoever sets it calls wakeAll() afterwards.
     bool waitResolvedAfter(uint64_t seen, const std::atomic<bool>& interrupted);
@@ -68,7 +68,10 @@ class PreparedTransactions {
   private:
     mutable std::mutex mutex_;
     std::condition_variable resolvedCv_;
-    uint64_t resolvedCount_ = 0;
+    // Atomic so that every implicit read can take it without the mutex (it
+    // did, and all readers met on one lock); changed under the mutex, so a
+    // waiter checking it under the mutex cannot miss the change.
+    std::atomic<uint64_t> resolvedCount_{0};
     std::vector<PreparedTxnInfo> entries_;
     std::map<mvcc::TxnId, std::unique_ptr<Session>> recovered_;
 };

@@ -121,10 +121,22 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     }
 
     Status awaitReplication(mvcc::Timestamp ts, const WriteConcern& wc) override {
+        using Clock = std::chrono::steady_clock;
+        const Clock::time_point until = wc.wtimeout ? Clock::now() + *wc.wtimeout : Clock::now();
+        // The primary's own durable point is published by its oplog's
+        // visibility thread, which does not report to this set: wait for it
+        // first (with no secondary, or no report to come, nothing else would
+        // wake the wait below).
+        if (oplog::Oplog* log = primary_.oplog()) {
+            while (log->visibleTs() < ts && (!wc.wtimeout || Clock::now() < until)) {
+                const Clock::time_point slice = Clock::now() + std::chrono::seconds(1);
+                log->waitVisibleAfter(ts - 1, wc.wtimeout ? std::min(until, slice) : slice);
+            }
+        }
         std::unique_lock lock(mutex_);
         auto met = [&] { return closed_ || satisfiedLocked(ts, wc); };
         if (wc.wtimeout)
-            cv_.wait_for(lock, *wc.wtimeout, met);
+            cv_.wait_until(lock, until, met);
         else
             cv_.wait(lock, met);
         if (satisfiedLocked(ts, wc))
@@ -231,6 +243,10 @@ StatusWith<int> ReplicaSet::addSecondary() {
     EngineOptions eo = options_.secondary;
     eo.inMemory = true;
     eo.path.clear();
+    // No oplog of its own: nobody reads it, its parallel apply commits out
+    // of timestamp order (its readers could miss records), and every write
+    // would be copied once more.
+    eo.inMemoryOplogCapBytes = 0;
     auto engine = Engine::open(std::move(eo));
     if (!engine.ok())
         return engine.status();

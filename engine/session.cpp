@@ -406,6 +406,8 @@ Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::st
     // (BeginOptions::unregistered).
     Status result;
     if (explicit_) {
+        if (txn_.prepared()) [[unlikely]]
+            return scope.finish(preparedReadRefused());
         auto pin = engine_.epochs_.pin();
         result = read(op.collection(), key, value, expiresAtMs);
     } else {
@@ -708,6 +710,8 @@ Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
 
 StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
     OpScope scope(*this, {CurOpType::kQuery, "openCursor", ns});
+    if (explicit_ && txn_.prepared()) [[unlikely]]
+        return scope.finish(preparedReadRefused());
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
         return scope.finish(std::move(s));

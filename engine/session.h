@@ -364,6 +364,8 @@ class Session {
     /// The read timestamp `options`' read concern asks for (engine/write_concern.cpp).
     Status readConcernTs(const TxnOptions& options, mvcc::Timestamp* readTs) const;
     Status checkInterrupted() const;
+    /// A read in a prepared transaction (engine/session_prepare.cpp).
+    static Status preparedReadRefused();
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;
     /// Create and drop: refused in the reserved `local` database and inside

@@ -182,6 +182,8 @@ bool inRange(std::string_view key, const KeyRange& r) {
 Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& range,
                           bool reverse, const RangeVisitor& onKey) {
     constexpr size_t kBatch = 128;  // keys read per epoch pin; also the interrupt check
+    if (explicit_ && txn_.prepared()) [[unlikely]]
+        return preparedReadRefused();
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, mode); !s.ok())
         return s;

@@ -37,9 +37,13 @@ Status Session::prepareTxn(mvcc::Timestamp prepareTs, bool log) {
     const bool logged = log && engine_.logging_ && txn_.id() != mvcc::kNoTxnId;
     if (logged) {
         if (Status s = logPrepareRecord(false); !s.ok()) {
+            const mvcc::TxnId id = txn_.id();
             engine_.txns_.abort(txn_);
             pending_.clear();
             engine_.oplog_->notifyCommit();  // its hold on all_durable is gone
+            // Readers may have met its versions while they were prepared and
+            // wait for it to resolve: it did (aborted).
+            engine_.prepared_.resolved(id);
             return Status(s.code(),
                           "the transaction was rolled back: its prepare record was not "
                           "written: " +
@@ -147,6 +151,14 @@ Status Session::prepareConflict(const Collection& coll, std::string_view key,
         "committed or aborted: read again once it resolves, or read in a transaction begun with "
         "ignore_prepare",
         printable(key), coll.ns().ns(), u->txnId(), u->startTs()));
+}
+
+Status Session::preparedReadRefused() {
+    // As WiredTiger: the history sweep no longer keeps a prepared
+    // transaction's snapshot (it reads nothing more), so it may not read.
+    return Status::IllegalOperation(
+        "the transaction is prepared: it reads nothing more (its snapshot is no longer kept); "
+        "commit or abort it");
 }
 
 bool Session::waitPrepareResolved(uint64_t seen, Status* why) {

@@ -95,7 +95,12 @@ StatusWith<std::unique_ptr<Oplog>> Oplog::open(OplogOptions options,
     if (!log->segments_.empty() && log->segments_.begin()->first > 1) {
         mvcc::Timestamp oldest = log->index_.empty() ? log->visibility_.refreshNow() + 1
                                                      : log->index_.front().key.ts;
-        log->droppedThrough_ = {oldest - 1, UINT64_MAX};
+        // Conservatively {oldest, 0}: a dropped segment may have held
+        // records at the oldest timestamp too (a prepare and its commit at
+        // one timestamp), and a reader positioned inside that timestamp
+        // (a change stream's resume token counts its entries) would
+        // otherwise skip or repeat entries without knowing.
+        log->droppedThrough_ = {oldest, 0};
     }
     auto writer = LogWriter::create({dir, log->options_.segmentBytes}, nextSegment);
     if (!writer.ok())

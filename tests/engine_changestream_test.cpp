@@ -85,6 +85,26 @@ std::vector<std::string> drain(Engine& e, ChangeStream& cs) {
 
 }  // namespace
 
+TEST_CASE("changestream: a prepared transaction shows once at its commit, an aborted one never") {
+    auto e = openEngine(inMemory());
+    auto s = e->openSession();
+    mustOk(s->createCollection("app.c"));
+    auto cs = watch(*e, {"app.c", {}, "", 1});
+    // Prepared, then aborted: its prepare record must not become events.
+    mustOk(s->begin());
+    mustOk(s->put("app.c", "gone", "never"));
+    mustOk(s->prepare(e->timestamps().clock + 10));
+    mustOk(s->abort());
+    // Prepared, then committed later: one event, at the commit timestamp.
+    mustOk(s->begin());
+    mustOk(s->put("app.c", "kept", "v"));
+    const mvcc::Timestamp prepareTs = e->timestamps().clock + 10;
+    mustOk(s->prepare(prepareTs));
+    mustOk(s->commit(prepareTs + 5, prepareTs + 5));
+    mustOk(s->put("app.c", "after", "w"));
+    CHECK(drain(*e, *cs) == std::vector<std::string>{"insert app.c kept=v", "insert app.c after=w"});
+}
+
 TEST_CASE("changestream: insert, update, delete, drop and dropDatabase, with filters") {
     auto e = openEngine(inMemory());
     auto all = watch(*e);

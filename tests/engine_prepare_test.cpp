@@ -203,6 +203,20 @@ TEST_CASE("test_prepare05_no_writes_after_prepare: IllegalOperation, the prepare
     CHECK(readAt(*e, "k2", 21) == "<NotFound>");
 }
 
+TEST_CASE("test_prepare05b_no_reads_after_prepare: IllegalOperation, it stays prepared") {
+    // As WiredTiger: its snapshot is no longer kept by the history sweep.
+    auto e = engineWith({{"k", "old"}, {"j", "other"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    CHECK(p->get(kNs, "j").status().code() == StatusCode::kIllegalOperation);
+    CHECK(p->get(kNs, "k").status().code() == StatusCode::kIllegalOperation);
+    CHECK(p->count(kNs, {}).status().code() == StatusCode::kIllegalOperation);
+    CHECK(p->openCursor(kNs).status().code() == StatusCode::kIllegalOperation);
+    CHECK(p->prepared());
+    mustOk(p->commit(21, 21));
+    CHECK(readAt(*e, "k", 21) == "new");
+}
+
 TEST_CASE("test_prepare06_writer_on_prepared_key: WriteConflict") {
     auto e = engineWith({{"k", "old"}}, 10);
     auto p = e->openSession();

@@ -201,6 +201,18 @@ TEST_CASE("replset: a standalone engine is a majority of one; w>1 is refused") {
     }
 }
 
+TEST_CASE("replset: a set with no secondary yet meets w:1 and w:majority without a report") {
+    // Only the primary's oplog visibility moves then, which reports to no
+    // set: the wait must still end (it hung, or timed out spuriously).
+    SetFixture f(0);
+    for (int i = 0; i < 20; ++i) {
+        mvcc::Timestamp ts = 0;
+        mustOk(f.write("k" + std::to_string(i), "v", WriteConcern::majorityOf(kLong), &ts));
+        CHECK(f.primary->majorityCommitTs() >= ts);
+        mustOk(f.write("w1-" + std::to_string(i), "v", WriteConcern::nodes(1)));
+    }
+}
+
 TEST_CASE("replset: read concerns: snapshot fixes a timestamp; majority takes none; none yet") {
     auto e = openEngine();
     auto s = e->openSession();
