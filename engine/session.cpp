@@ -553,6 +553,10 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
                          "a transaction begun with ignore_prepare may not write (it reads as if "
                          "prepared writes were absent)");
     bool creates = op == WriteOp::kPut || op == WriteOp::kInsert;
+    // Whenever the engine has an oplog, in memory too; a durable engine's
+    // replay records them as well (log_ is there before the oplog opens): a
+    // prepared transaction it rebuilds logs its commit later.
+    const bool keepsOplogEntry = engine_.log_ || engine_.oplog_;
     KeySlot slot(coll.tree(), key);
     auto notFound = [&] {
         return Status::NotFound(
@@ -575,10 +579,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
         s = txns.write(txn_, slot, kind, value, coll.id());
-        // Whenever the engine has an oplog, in memory too; a durable
-        // engine's replay records them as well (log_ is there before the
-        // oplog opens): a prepared transaction it rebuilds logs its commit later.
-        if (s.ok() && (engine_.log_ || engine_.oplog_))
+        if (s.ok() && keepsOplogEntry)
             logOp = oplogOp(op);  // before the sweep below trims the chain
         // A deep chain is swept now rather than at the next pass.
         unsigned bound = engine_.options_.chainSweepBound;
@@ -592,7 +593,7 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         PendingWrite& p = pending_.emplace_back();
         p.collection = &coll;
         p.keyBytes = static_cast<uint32_t>(key.size());
-        if (engine_.log_ || engine_.oplog_) {
+        if (keepsOplogEntry) {
             p.key.assign(key);
             p.op = logOp;
         } else if (coll.isLockCollection()) [[unlikely]] {
