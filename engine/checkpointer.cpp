@@ -182,6 +182,8 @@ Status Checkpointer::checkpoint() {
         // record happen under this mutex (Session::changeCatalog).
         std::lock_guard catalogLog(engine_.catalogLogMutex_);
         meta.logEnd = oplog.end();
+        if (positionTestHook_)
+            positionTestHook_();
         pin = engine_.txns_.chooseCheckpointTimestamp();
         meta.ts = pin.ts();
         collections = engine_.catalog_.all();
@@ -329,6 +331,11 @@ void Checkpointer::run(std::chrono::milliseconds interval) {
 void Checkpointer::setTestHook(std::function<void(mvcc::Timestamp)> hook) {
     std::lock_guard one(runMutex_);
     testHook_ = std::move(hook);
+}
+
+void Checkpointer::setPositionTestHook(std::function<void()> hook) {
+    std::lock_guard one(runMutex_);
+    positionTestHook_ = std::move(hook);
 }
 
 CheckpointStats Checkpointer::stats() const {

@@ -87,6 +87,12 @@ class Checkpointer {
     /// stable, and sweep history, but not call checkpoint(). Waits for a
     /// running checkpoint; an empty function removes the hook.
     void setTestHook(std::function<void(mvcc::Timestamp)> hook);
+    /// For tests: `hook` runs inside every later checkpoint() between taking
+    /// the log position P and choosing the timestamp C, under the mutex that
+    /// orders catalog changes with checkpoints: it may run data commits on
+    /// other threads and wait for them, but no catalog change and no
+    /// checkpoint(). An empty function removes it.
+    void setPositionTestHook(std::function<void()> hook);
 
   private:
     void run(std::chrono::milliseconds interval);
@@ -94,7 +100,7 @@ class Checkpointer {
     Status removeCheckpointsBefore(uint64_t number);
 
     Engine& engine_;
-    std::mutex runMutex_;  // one checkpoint at a time; guards kept_ and testHook_
+    std::mutex runMutex_;  // one checkpoint at a time; guards kept_ and the test hooks
     struct Kept {
         uint64_t number;
         mvcc::Timestamp ts;
@@ -102,6 +108,7 @@ class Checkpointer {
     };
     std::deque<Kept> kept_;  // checkpoints on disk this process knows valid, oldest first
     std::function<void(mvcc::Timestamp)> testHook_;
+    std::function<void()> positionTestHook_;  // GUARDED_BY(runMutex_)
     mutable std::mutex statsMutex_;
     CheckpointStats stats_;
     std::mutex threadMutex_;

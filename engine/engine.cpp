@@ -233,6 +233,11 @@ void Engine::setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook) {
         checkpointer_->setTestHook(std::move(hook));
 }
 
+void Engine::setCheckpointPositionTestHook(std::function<void()> hook) {
+    if (checkpointer_)
+        checkpointer_->setPositionTestHook(std::move(hook));
+}
+
 oplog::Oplog* Engine::oplog() {
     return logging_ ? oplog_ : nullptr;
 }

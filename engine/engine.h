@@ -107,6 +107,9 @@ class Engine {
     /// later checkpoint() after its timestamp C was chosen and pinned, just
     /// before the read at C. A no-op in memory.
     void setCheckpointTestHook(std::function<void(mvcc::Timestamp)> hook);
+    /// A test seam (Checkpointer::setPositionTestHook): `hook` runs between
+    /// the checkpoint's log position and its timestamp. A no-op in memory.
+    void setCheckpointPositionTestHook(std::function<void()> hook);
     /// The engine's oplog: its stats and visibility. On a data directory the
     /// durable one; in memory the in-memory one (null when
     /// EngineOptions::inMemoryOplogCapBytes is 0).

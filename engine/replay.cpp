@@ -26,9 +26,10 @@ bool dropHits(const oplog::OplogEntry& e, std::string_view ns) {
 
 Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint) {
     const auto& records = recovered.records;
-    // Records logged before the checkpoint began are in it, unless newer
-    // than its timestamp; of those, a write to a collection that a later
-    // record (still before that point) dropped belongs to the dropped one.
+    // Records logged before the checkpoint's position are in it, unless
+    // newer than its timestamp, and so are later ones at or below it; of
+    // the first, a write to a collection that a later record (still before
+    // that point) dropped belongs to the dropped one.
     // `kept[i]`: the entries of record i to apply (all of them when null).
     std::vector<bool> apply(records.size(), true);
     std::vector<std::unique_ptr<std::vector<oplog::OplogEntry>>> kept(records.size());
@@ -40,13 +41,23 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
         std::vector<const oplog::OplogEntry*> laterDrops;
         for (size_t i = records.size(); i-- > 0;) {
             const DurableLog::Record& r = records[i];
-            if (!before(r.where))
-                continue;
             const oplog::OplogEntry& first = r.entries.front();
+            const auto kind = oplog::preparedRecordKind(r.entries);
+            if (!before(r.where)) {
+                // Logged after the position but at or below the timestamp:
+                // it finished before the timestamp was chosen (that is at
+                // most all_durable), so the checkpoint holds it. Commands
+                // replay idempotently; an abort only resolves a prepare.
+                const bool data = kind == oplog::PreparedRecord::kNone &&
+                                  first.op != oplog::OpType::kCommand;
+                if (data || kind == oplog::PreparedRecord::kPrepare)
+                    apply[i] = first.ts > checkpoint.ts;
+                continue;
+            }
             // A prepare at or below the checkpoint's timestamp was resolved
             // before the checkpoint (an unresolved one holds checkpoints
             // below its prepare timestamp); a later one is replayed.
-            if (oplog::preparedRecordKind(r.entries) != oplog::PreparedRecord::kNone) {
+            if (kind != oplog::PreparedRecord::kNone) {
                 apply[i] = first.ts > checkpoint.ts;
                 continue;
             }

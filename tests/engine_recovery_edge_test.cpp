@@ -252,3 +252,50 @@ TEST_CASE("edge: a crash after a checkpoint in sync none: the log up to its posi
     auto s = r.value()->openSession();
     CHECK(getOr(*s, "a.new", "k") == "v");
 }
+
+// A commit can log after the checkpoint takes its log position P and finish
+// before it chooses its timestamp C: the checkpoint then holds it (C is at
+// least its timestamp) and recovery must not replay it again at or below C.
+TEST_CASE("edge: a commit logged between the checkpoint's position and its timestamp is not replayed below it") {
+    TempDir dir("mvkv-edge-test");
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto r = Engine::open(onDisk(dir.path, oplog::SyncMode::kNone));
+        if (!r.ok()) _exit(2);
+        auto& e = *r.value();
+        auto s = e.openSession();
+        if (!s->createCollection("a.b").ok()) _exit(3);
+        if (!s->put("a.b", "k", "v1").ok()) _exit(4);
+        // Out of log order: ts 1000 reserved first, ts 2000 logged first.
+        auto late = e.openSession();
+        if (!late->begin().ok() || !late->timestampTransaction(1000).ok() ||
+            !late->put("a.b", "j", "late").ok())
+            _exit(5);
+        if (!s->begin().ok() || !s->put("a.b", "k", "v2").ok() || !s->commit(2000).ok()) _exit(6);
+        bool ran = false;
+        e.setCheckpointPositionTestHook([&] {
+            if (ran) return;
+            ran = true;
+            std::thread t([&] {
+                if (!late->commit().ok()) _exit(7);
+                auto other = e.openSession();
+                if (!other->put("a.b", "k", "v3").ok()) _exit(8);
+            });
+            t.join();
+        });
+        if (!e.checkpoint().ok()) _exit(9);
+        if (!ran) _exit(10);
+        _exit(0);  // crash: recovery starts from the checkpoint
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    REQUIRE(WIFEXITED(st));
+    REQUIRE(WEXITSTATUS(st) == 0);
+    auto r = Engine::open(onDisk(dir.path, oplog::SyncMode::kNone));
+    REQUIRE_MESSAGE(r.ok(), r.status().toString());
+    auto& e = *r.value();
+    auto s = e.openSession();
+    CHECK(getOr(*s, "a.b", "k") == "v3");
+    CHECK(getOr(*s, "a.b", "j") == "late");
+    CHECK(e.recovery().recordsReplayed == 0);
+}
