@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "engine/checkpoint_format.h"
+#include "failpoint/failpoints.h"
 #include "oplog/oplog_entry.h"
 
 namespace mvkv::engine {
@@ -102,6 +103,10 @@ CheckpointWriter::~CheckpointWriter() {
 
 Status CheckpointWriter::writePart(std::string& part) {
     frame(part);
+    if (failpoint::failCheckpointWrite.check()) {
+        errno = EIO;
+        return error_ = ioError("write checkpoint (failpoint failCheckpointWrite)", tmpPath_);
+    }
     const char* p = part.data();
     size_t left = part.size();
     while (left > 0) {
@@ -181,11 +186,14 @@ Status CheckpointWriter::finish() {
         return error_ = ioError("fsync checkpoint", tmpPath_);
     ::close(fd_);
     fd_ = -1;
+    failpoint::hangBeforeCheckpointRename.pauseIfFires();
+    failpoint::crashPoint("beforeCheckpointRename");
     if (::rename(tmpPath_.c_str(), path_.c_str()) != 0)
         return error_ = ioError(fmt::format("rename {} to", tmpPath_), path_);
     finished_ = true;  // the file is complete under its final name
     if (Status s = syncDirectory(dir_); !s.ok())
         return error_ = s;
+    failpoint::crashPoint("afterCheckpointRename");
     return Status::OK();
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/session.h"
+#include "failpoint/failpoint.h"
 
 namespace mvkv::engine {
 
@@ -22,6 +23,8 @@ constexpr size_t kMaxValueLimit = size_t{1} << 30;
 }  // namespace
 
 StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
+    if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
+        return s;
     if (options.maxKeyBytes == 0 || options.maxKeyBytes > kMaxKeyLimit)
         return Status::InvalidArgument(fmt::format("maxKeyBytes {} is out of range; use 1..{}",
                                                    options.maxKeyBytes, kMaxKeyLimit));

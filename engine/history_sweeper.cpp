@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/collection.h"
+#include "failpoint/failpoints.h"
 #include "mvcc/update.h"
 
 namespace mvkv::engine {
@@ -65,7 +66,8 @@ void HistorySweeper::run(std::chrono::milliseconds interval) {
         if (wake_.wait_for(lock, interval, [this] { return stop_; }))
             break;
         lock.unlock();
-        sweepAll();
+        if (!failpoint::pauseHistorySweep.check())  // explicit sweeps still run
+            sweepAll();
         lock.lock();
     }
 }

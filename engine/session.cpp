@@ -16,6 +16,7 @@
 #include "engine/operation_context.h"
 #include "engine/op_scope.h"
 #include "engine/implicit_write.h"
+#include "failpoint/failpoints.h"
 #include "mvcc/write_conflict_retry.h"
 #include "util/printable.h"
 
@@ -568,6 +569,8 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     // An upsert needs no existence check, and write() checks for conflicts
     // itself; the others must see a conflict before they judge existence.
     Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, slot);
+    if (failpoint::writeConflictOnKey.checkKey(key)) [[unlikely]]
+        s = Status::WriteConflict("forced by failpoint writeConflictOnKey");
     char logOp = 'u';
     if (s.ok()) {
         const mvcc::Update* visible = op == WriteOp::kPut ? nullptr : txn_.findVisible(slot);

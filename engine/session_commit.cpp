@@ -11,6 +11,7 @@
 #include "engine/namespace.h"
 #include "engine/session.h"
 #include "engine/write_entries.h"
+#include "failpoint/failpoints.h"
 #include "lockmgr/raii_locks.h"
 
 namespace mvkv::engine {
@@ -18,6 +19,8 @@ namespace mvkv::engine {
 using lockmgr::LockMode;
 
 Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
+    failpoint::hangBeforeCommit.pauseIfFires();
+    failpoint::crashPoint("beforeCommit");
     measureCommit();
     Status s;
     if (!engine_.logging_) {
@@ -29,8 +32,11 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
         s = prepared.status();
         if (s.ok() && prepared.value() != mvcc::kNoTimestamp) {
             s = logCommitted();
-            if (s.ok())
+            if (s.ok()) {
+                failpoint::hangAfterOplogAppend.pauseIfFires();
+                failpoint::crashPoint("afterOplogAppend");
                 engine_.txns_.completeCommit(txn_);
+            }
             else
                 engine_.txns_.abort(txn_);
         }

@@ -361,6 +361,7 @@ Status Locker::finishWait(LockResult result, bool withdrawn) {
 
 Status Locker::lockAndGetSlow(ResourceId id, LockMode mode, const Deadline& deadline,
                               std::string_view name, LockRequest*& held) {
+    failpoint::hangInLockAcquisition.pauseIfFires();  // the fast paths leave it to here
     Status error;
     Begun begun;
     if (id.type() == ResourceType::kGlobal) {

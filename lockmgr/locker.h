@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "failpoint/failpoints.h"
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/lock_stats.h"
 #include "lockmgr/namespace_memo.h"
@@ -220,7 +221,7 @@ class Locker {
     [[gnu::always_inline]] LockRequest* tryLockFast(ResourceId id, LockMode mode,
                                                     const Deadline& deadline) {
         if (!isIntentMode(mode) || pending_.request != nullptr || !deadline.valid() ||
-            freeHead_ == nullptr) [[unlikely]] {
+            freeHead_ == nullptr || failpoint::hangInLockAcquisition.armed()) [[unlikely]] {
             return nullptr;
         }
         const ResourceType type = id.type();
@@ -298,7 +299,8 @@ class Locker {
         if (!isIntentMode(mode) || !requests_.empty() || pending_.request != nullptr ||
             !deadline.valid() || freeCount_ < 3 || ticketHolder_ != nullptr ||
             dbId.type() != ResourceType::kDatabase ||
-            collId.type() != ResourceType::kCollection) [[unlikely]] {
+            collId.type() != ResourceType::kCollection ||
+            failpoint::hangInLockAcquisition.armed()) [[unlikely]] {
             return false;
         }
         LockHead* hg = chainHeads_.global;

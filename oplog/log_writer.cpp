@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "failpoint/failpoints.h"
 #include "oplog/log_format.h"
 #include "util/file_sync.h"
 
@@ -76,6 +77,11 @@ Status LogWriter::openSegmentFile(uint64_t number) {
 }
 
 Status LogWriter::writeAll(std::string_view bytes) {
+    if (failpoint::failOplogWrite.check()) {
+        errno = EIO;
+        return ioError("write log segment (failpoint failOplogWrite)",
+                       options_.dir + "/" + segmentFileName(fdSegment_));
+    }
     const char* p = bytes.data();
     size_t left = bytes.size();
     while (left > 0) {
@@ -92,6 +98,11 @@ Status LogWriter::writeAll(std::string_view bytes) {
 }
 
 Status LogWriter::syncFile() {
+    if (failpoint::failOplogFsync.check()) {
+        errno = EIO;
+        return ioError("fdatasync log segment (failpoint failOplogFsync)",
+                       options_.dir + "/" + segmentFileName(fdSegment_));
+    }
     if (::fdatasync(fd_) != 0)
         return ioError("fdatasync log segment", options_.dir + "/" + segmentFileName(fdSegment_));
     return Status::OK();
@@ -115,6 +126,7 @@ Status LogWriter::writeChunks(std::vector<Chunk>& chunks, bool sync) {
         if (Status s = writeAll(c.bytes); !s.ok())
             return s;
     }
+    failpoint::crashPoint("afterOplogWrite");
     if (sync)
         return syncFile();
     return Status::OK();

@@ -2288,3 +2288,69 @@ TEST_CASE(
     CHECK(b[6]["code"] == "InvalidArgument");   // not after the newest commit
     CHECK(b[7]["value"] == "v2");               // still open, not prepared: reads its own write
 }
+
+// ---- issue 19: failpoint NAME MODE [data], failpoints ----
+
+TEST_CASE("issue 19: failpoint forces a conflict on one key, failpoints lists it, bad input is refused (--json)") {
+    Result r = json_c("--memory",
+                      "create c\n"
+                      "failpoint writeConflictOnKey times 1 \"key=a b\"\n"
+                      "begin; put c other 1; put c \"a b\" 2\n"
+                      "begin; put c \"a b\" 3; commit\n"
+                      "failpoints\n"
+                      "failpoint noSuchPoint alwaysOn\n"
+                      "failpoint hangBeforeCommit sometimes\n"
+                      "failpoint hangBeforeCommit times x\n"
+                      "failpoint hangBeforeCommit activationProbability 2\n"
+                      "failpoint hangBeforeCommit alwaysOn colour=red\n"
+                      "get c \"a b\"; get c other");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 16);
+    CHECK(o[1]["cmd"] == "failpoint");
+    CHECK(o[1]["mode"] == "times 1");
+    CHECK(o[1]["key"] == "a b");
+    CHECK(o[4]["code"] == "WriteConflict");
+    CHECK(o[4]["error"].get<std::string>().find("writeConflictOnKey") != std::string::npos);
+    CHECK(o[7]["ok"] == true);  // times 1: used up
+    bool listed = false;
+    for (const json& f : o[8]["failpoints"]) {
+        if (f["name"] == "writeConflictOnKey") {
+            listed = true;
+            CHECK(f["mode"] == "off");
+            CHECK(f["timesEntered"].get<uint64_t>() >= 1);
+        }
+        CHECK_FALSE(f["description"].get<std::string>().empty());
+    }
+    CHECK(listed);
+    CHECK(o[9]["code"] == "NotFound");
+    for (size_t i = 10; i <= 13; ++i) {
+        CAPTURE(i);
+        CHECK(o[i]["code"] == "InvalidArgument");
+    }
+    CHECK(o[14]["value"] == "3");
+    CHECK(o[15]["found"] == false);  // the aborted transaction's write
+}
+
+TEST_CASE("issue 19: a failed oplog fsync fails the write and every later one; a reopen keeps what was acknowledged") {
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; put c k1 v\n"
+                      "failpoint failOplogFsync times 1\n"
+                      "put c k2 v\nput c k3 v\nget c k1");
+    CHECK(r.code == 1);
+    auto o = r.objects();
+    REQUIRE(o.size() == 6);
+    CHECK(o[3]["code"] == "IOError");
+    CHECK(o[4]["code"] == "IOError");
+    CHECK(o[5]["value"] == "v");
+    CHECK(getValue(dir.path, "c", "k1") == "v");
+}
+
+TEST_CASE("issue 19: failpoint and failpoints are in help") {
+    const std::string all = helpUsages();
+    for (const char* usage :
+         {"failpoint NAME off|alwaysOn|times N|skip N|activationProbability P [key=K] [delay_ms=N]",
+          "failpoints"})
+        CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
+}

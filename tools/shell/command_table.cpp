@@ -84,6 +84,7 @@ CommandTable makeCommandTable() {
     addTtlCommands(t);
     addLockCommands(t);
     addReplCommands(t);
+    addFailPointCommands(t);
     return t;
 }
 

@@ -56,6 +56,7 @@ void addOpsCommands(CommandTable& table);
 void addTtlCommands(CommandTable& table);
 void addLockCommands(CommandTable& table);
 void addReplCommands(CommandTable& table);
+void addFailPointCommands(CommandTable& table);
 
 // `show profile` and `show log` (commands_ops.cpp; `show` is the catalog's).
 Reply showProfile(Shell& sh, const Args& options);

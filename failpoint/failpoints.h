@@ -1,0 +1,27 @@
+// Every failpoint of the engine, in one place (docs/failpoints.md says
+// what each does; failpoints.cpp gives each its name and description).
+#pragma once
+
+#include "failpoint/failpoint.h"
+
+namespace mvkv::failpoint {
+
+// Transactions
+extern FailPoint writeConflictOnKey;     // a write to data.key gets WriteConflict
+extern FailPoint hangBeforeCommit;       // Session::commit, before anything
+extern FailPoint hangAfterOplogAppend;   // commit logged, not yet visible
+// Locks
+extern FailPoint hangInLockAcquisition;  // every lock request, before it is granted
+// The oplog's I/O
+extern FailPoint failOplogWrite;         // write(2) of a batch fails with EIO
+extern FailPoint failOplogFsync;         // fdatasync of a segment fails with EIO
+// Checkpoints
+extern FailPoint failCheckpointWrite;          // a checkpoint file write fails with EIO
+extern FailPoint hangBeforeCheckpointRename;   // written and synced, not yet renamed
+// Background work
+extern FailPoint pauseHistorySweep;      // the sweeper skips its passes while on
+extern FailPoint pauseTtlMonitor;        // the TTL monitor skips its passes while on
+// Crash tests
+extern FailPoint abortProcess;           // crashPoint(data.key) kills the process
+
+}  // namespace mvkv::failpoint
