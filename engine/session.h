@@ -268,6 +268,12 @@ class Session {
     /// The commit timestamp of this session's newest commit (explicit or
     /// implicit) that wrote something; 0 before the first.
     mvcc::Timestamp lastCommitTs() const { return lastCommitTs_; }
+    /// The running transaction has written something (its commit will
+    /// take a timestamp).
+    bool transactionWrote() const { return !txn_.writes().empty(); }
+    /// The running transaction's read timestamp (kNoTimestamp: none, it
+    /// reads the commits finished when it began).
+    mvcc::Timestamp transactionReadTs() const { return txn_.readTs(); }
     /// Write conflicts met by the last operation (its retries, for implicit writes).
     uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
     SessionInfo info() const;

@@ -4,16 +4,15 @@
 // the engine's internal order of transactions. Zero means "none" for both.
 #pragma once
 
-#include <cstdint>
-#include <limits>
+#include "mvkv/timestamp.h"
 
 namespace mvkv::mvcc {
 
-using Timestamp = uint64_t;
-using TxnId = uint64_t;
-
-inline constexpr Timestamp kNoTimestamp = 0;
-inline constexpr Timestamp kMaxTimestamp = std::numeric_limits<Timestamp>::max();
-inline constexpr TxnId kNoTxnId = 0;
+// The public types (include/mvkv/timestamp.h), by their older names.
+using mvkv::Timestamp;
+using mvkv::TxnId;
+using mvkv::kNoTimestamp;
+using mvkv::kMaxTimestamp;
+using mvkv::kNoTxnId;
 
 }  // namespace mvkv::mvcc

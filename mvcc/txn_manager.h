@@ -107,15 +107,7 @@ struct Horizon {
 };
 
 /// query_timestamp: all of the engine's timestamps at one moment.
-struct Timestamps {
-    Timestamp clock = kNoTimestamp;         // newest timestamp seen or handed out
-    Timestamp oldest = kNoTimestamp;        // reads below it are refused
-    Timestamp stable = kNoTimestamp;        // what a checkpoint makes durable
-    Timestamp allDurable = kNoTimestamp;    // no-holes point
-    Timestamp oldestReader = kNoTimestamp;  // smallest read ts of a running txn (0: none)
-    /// min(oldest, oldestReader, every held TimestampPin); 0 until oldest is set
-    Timestamp pinned = kNoTimestamp;
-};
+using mvkv::Timestamps;  // the public struct (include/mvkv/timestamp.h)
 
 enum class WriteKind : uint8_t { kValue, kTombstone };
 

@@ -1,0 +1,145 @@
+// mvkv::Engine over engine::Engine (include/mvkv/engine.h).
+#include "api/convert.h"
+#include "api/impl.h"
+#include "mvkv/version.h"
+
+#include <fmt/format.h>
+
+#define MVKV_STR2(x) #x
+#define MVKV_STR(x) MVKV_STR2(x)
+
+namespace mvkv {
+
+const char* versionString() {
+    return MVKV_STR(MVKV_VERSION_MAJOR) "." MVKV_STR(MVKV_VERSION_MINOR) "." MVKV_STR(
+        MVKV_VERSION_PATCH);
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() {
+    close().ignore();  // close() reports what this cannot
+}
+
+StatusWith<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
+    auto opened = engine::Engine::open(api::toEngine(options));
+    if (!opened.ok())
+        return opened.status();
+    auto impl = std::make_unique<Impl>();
+    impl->engine = std::move(opened).value();
+    return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Status Engine::close() {
+    std::unique_ptr<engine::Engine> closing;
+    {
+        std::lock_guard lock(impl_->closeMutex);
+        if (!impl_->engine)
+            return Impl::closedError();
+        if (int64_t open = impl_->sessions.load(std::memory_order_acquire); open != 0)
+            return Status::IllegalOperation(fmt::format(
+                "{} session(s) still open: destroy every Session (and its cursors) before "
+                "closing the engine",
+                open));
+        closing = std::move(impl_->engine);
+    }
+    Status flushed;
+    if (oplog::Oplog* log = closing->oplog(); log != nullptr && !closing->options().inMemory)
+        flushed = log->flush();
+    closing.reset();  // stops the threads, closes the log, releases the directory
+    return flushed;
+}
+
+StatusWith<std::unique_ptr<Session>> Engine::openSession() {
+    auto impl = std::make_unique<Session::Impl>();
+    {
+        std::lock_guard lock(impl_->closeMutex);
+        if (!impl_->engine)
+            return Impl::closedError();
+        impl_->sessions.fetch_add(1, std::memory_order_acq_rel);
+        impl->session = impl_->engine->openSession();
+    }
+    impl->owner = impl_.get();
+    return std::make_unique<Session>(std::move(impl));
+}
+
+Status Engine::setOldestTimestamp(Timestamp ts) {
+    return impl_->engine ? impl_->engine->setOldestTimestamp(ts) : Impl::closedError();
+}
+Status Engine::setStableTimestamp(Timestamp ts) {
+    return impl_->engine ? impl_->engine->setStableTimestamp(ts) : Impl::closedError();
+}
+Timestamps Engine::timestamps() const {
+    return impl_->engine ? impl_->engine->timestamps() : Timestamps{};
+}
+Timestamp Engine::majorityCommitTs() const {
+    return impl_->engine ? impl_->engine->majorityCommitTs() : kNoTimestamp;
+}
+
+Status Engine::checkpoint() {
+    return impl_->engine ? impl_->engine->checkpoint() : Impl::closedError();
+}
+
+Status Engine::sweepHistory() {
+    if (!impl_->engine)
+        return Impl::closedError();
+    // A public Cursor holds no epoch pin between calls (engine::Cursor pins
+    // per step), so this thread holds none here.
+    impl_->engine->sweepHistory();
+    return Status::OK();
+}
+
+EngineStats Engine::stats() const {
+    EngineStats out;
+    if (!impl_->engine)
+        return out;
+    const engine::EngineStats s = impl_->engine->stats();
+    out.timestamps = s.timestamps;
+    out.transactionsBegun = s.transactions.begun;
+    out.transactionsCommitted = s.transactions.committed;
+    out.transactionsAborted = s.transactions.aborted;
+    out.transactionsActive = s.transactions.active;
+    out.writeConflicts = s.transactions.writeConflicts;
+    out.writeConflictRetries = s.transactions.retries;
+    out.historyEntries = s.history.entries;
+    out.historySweepPasses = s.history.sweepPasses;
+    out.checkpoints = s.checkpoint.count;
+    out.checkpointFailures = s.checkpoint.failures;
+    out.lastCheckpointTs = s.checkpoint.lastTs;
+    out.preparedTransactions = impl_->engine->preparedTransactions().size();
+    return out;
+}
+
+StatusWith<std::string> Engine::serverStatus(std::string_view section) const {
+    return impl_->engine ? impl_->engine->serverStatus(section) : Impl::closedError();
+}
+std::string Engine::currentOp(bool all) const {
+    return impl_->engine ? impl_->engine->currentOp(all) : std::string("{\"inprog\":[]}");
+}
+Status Engine::killOp(uint64_t opid) {
+    return impl_->engine ? impl_->engine->killOp(opid) : Impl::closedError();
+}
+std::vector<std::string> Engine::listDatabases() const {
+    return impl_->engine ? impl_->engine->listDatabases() : std::vector<std::string>{};
+}
+std::vector<std::string> Engine::listCollections(std::string_view db) const {
+    return impl_->engine ? impl_->engine->listCollections(db) : std::vector<std::string>{};
+}
+
+std::vector<PreparedTransaction> Engine::preparedTransactions() const {
+    std::vector<PreparedTransaction> out;
+    if (!impl_->engine)
+        return out;
+    for (const engine::PreparedTxnInfo& p : impl_->engine->preparedTransactions())
+        out.push_back({p.txnId, p.prepareTs, p.writes, p.sessionId == 0});
+    return out;
+}
+Status Engine::commitPrepared(TxnId txnId, Timestamp commitTs, Timestamp durableTs) {
+    return impl_->engine ? impl_->engine->commitPrepared(txnId, commitTs, durableTs)
+                         : Impl::closedError();
+}
+Status Engine::abortPrepared(TxnId txnId) {
+    return impl_->engine ? impl_->engine->abortPrepared(txnId) : Impl::closedError();
+}
+
+}  // namespace mvkv

@@ -1,0 +1,38 @@
+// What the public handles (include/mvkv/) hold: the engine's own objects.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "engine/cursor.h"
+#include "engine/engine.h"
+#include "engine/session.h"
+#include "mvkv/cursor.h"
+#include "mvkv/engine.h"
+#include "mvkv/session.h"
+
+namespace mvkv {
+
+struct Engine::Impl {
+    std::unique_ptr<engine::Engine> engine;  // null once closed
+    std::mutex closeMutex;                   // orders openSession with close
+    std::atomic<int64_t> sessions{0};        // open public Sessions
+
+    static Status closedError() {
+        return Status::IllegalOperation("the engine is closed: open it again");
+    }
+};
+
+struct Session::Impl {
+    std::unique_ptr<engine::Session> session;
+    Engine::Impl* owner = nullptr;
+    Timestamp allDurableAtBegin = kNoTimestamp;  // readTimestamp() without a read ts
+};
+
+struct Cursor::Impl {
+    std::unique_ptr<engine::Cursor> cursor;
+    bool missed = false;  // find() did not find its key: not positioned
+};
+
+}  // namespace mvkv

@@ -1,0 +1,14 @@
+// mvkv/mvkv.h: the whole public API of mvkv (docs/embedding.md).
+// No stable ABI is promised yet: rebuild against the headers of the
+// library you link. Build flags: `pkg-config --cflags --libs mvkv`.
+#pragma once
+
+#include "mvkv/cursor.h"
+#include "mvkv/engine.h"
+#include "mvkv/failpoint.h"
+#include "mvkv/options.h"
+#include "mvkv/session.h"
+#include "mvkv/stats.h"
+#include "mvkv/status.h"
+#include "mvkv/timestamp.h"
+#include "mvkv/version.h"

@@ -1,0 +1,35 @@
+// mvkv/stats.h: the figures a harness checks.
+// Part of the public API (include/mvkv/); no stable ABI is promised yet.
+//
+// Engine::stats() fills this in one call; everything else the engine
+// counts is in Engine::serverStatus() (MongoDB's serverStatus as JSON;
+// docs/operations.md names every section).
+#pragma once
+
+#include <cstdint>
+
+#include "mvkv/timestamp.h"
+
+namespace mvkv {
+
+struct EngineStats {
+    Timestamps timestamps;
+    // Transactions since open.
+    uint64_t transactionsBegun = 0;
+    uint64_t transactionsCommitted = 0;
+    uint64_t transactionsAborted = 0;
+    uint64_t transactionsActive = 0;
+    uint64_t writeConflicts = 0;  // returned to the caller or retried
+    uint64_t writeConflictRetries = 0;
+    // The history store (superseded versions old readers still need).
+    uint64_t historyEntries = 0;
+    uint64_t historySweepPasses = 0;
+    // Checkpoints since open (0 in memory).
+    uint64_t checkpoints = 0;
+    uint64_t checkpointFailures = 0;
+    Timestamp lastCheckpointTs = kNoTimestamp;
+    // Prepared transactions not yet committed or aborted.
+    uint64_t preparedTransactions = 0;
+};
+
+}  // namespace mvkv
