@@ -107,7 +107,15 @@ EngineStats Engine::stats() const {
     out.checkpointFailures = s.checkpoint.failures;
     out.lastCheckpointTs = s.checkpoint.lastTs;
     out.preparedTransactions = impl_->engine->preparedTransactions().size();
+    out.maxChainLength = s.maxChainLength;
+    out.meanChainLength = s.meanChainLength;
     return out;
+}
+
+Status Engine::setProfilingLevel(std::string_view db, int level) {
+    if (!impl_->engine)
+        return Impl::closedError();
+    return impl_->engine->profiler().setLevel(db, level).status();
 }
 
 StatusWith<std::string> Engine::serverStatus(std::string_view section) const {

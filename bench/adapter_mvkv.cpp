@@ -13,10 +13,9 @@
 // sweep may free what no reader needs instead of keeping every version.
 #include <memory>
 
+#include <mvkv/mvkv.h>
+
 #include "bench/store.h"
-#include "engine/cursor.h"
-#include "engine/engine.h"
-#include "engine/session.h"
 
 #ifndef MVKV_VERSION
 #define MVKV_VERSION "unknown"
@@ -25,14 +24,16 @@
 namespace mvkv::bench {
 namespace {
 
-using engine::Engine;
-using engine::Session;
+// Only the public API (include/mvkv/), as a harness would use it.
+using mvkv::Engine;
+using mvkv::Session;
 
 constexpr std::string_view kNs = "bench.kv";
 
 class MvkvThread final : public StoreThread {
   public:
-    explicit MvkvThread(std::unique_ptr<Session> session) : session_(std::move(session)) {}
+    MvkvThread(Engine& engine, std::unique_ptr<Session> session)
+        : engine_(engine), session_(std::move(session)) {}
 
     Status get(std::string_view key, std::string* value) override {
         return session_->get(kNs, key, value);
@@ -51,7 +52,7 @@ class MvkvThread final : public StoreThread {
         auto opened = session_->openCursor(kNs);
         if (!opened.ok())
             return opened.status();
-        engine::Cursor& cursor = *opened.value();
+        mvkv::Cursor& cursor = *opened.value();
         Status s = start.empty() ? cursor.first() : cursor.seek(start);
         for (uint64_t n = 0; s.ok() && cursor.valid() && n < limit; ++n) {
             ++out->count;
@@ -64,7 +65,7 @@ class MvkvThread final : public StoreThread {
     }
     Status begin(TxnKind) override { return session_->begin(); }
     Status commit() override {
-        Status s = session_->commit();
+        Status s = session_->commit().status();
         afterWrite();
         return s;
     }
@@ -78,15 +79,14 @@ class MvkvThread final : public StoreThread {
             conflicts_ += session_->lastOpWriteConflicts();
         if (++writes_ % 256 == 0) {
             // Other threads may have moved them further: a refusal is fine.
-            Engine& engine = session_->engine();
-            mvcc::Timestamp clock = engine.timestamps().clock;
-            engine.setStableTimestamp(clock).ignore();
-            engine.setOldestTimestamp(clock).ignore();
+            mvkv::Timestamp clock = engine_.timestamps().clock;
+            engine_.setStableTimestamp(clock).ignore();
+            engine_.setOldestTimestamp(clock).ignore();
         }
     }
 
     uint64_t writes_ = 0;
-
+    Engine& engine_;
     std::unique_ptr<Session> session_;
 };
 
@@ -95,11 +95,14 @@ class MvkvStore final : public Store {
     explicit MvkvStore(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
     StatusWith<std::unique_ptr<StoreThread>> thread() override {
-        return std::unique_ptr<StoreThread>(new MvkvThread(engine_->openSession()));
+        auto session = engine_->openSession();
+        if (!session.ok())
+            return session.status();
+        return std::unique_ptr<StoreThread>(new MvkvThread(*engine_, std::move(session).value()));
     }
 
     std::vector<std::pair<std::string, double>> engineMetrics() override {
-        engine::EngineStats stats = engine_->stats();
+        mvkv::EngineStats stats = engine_->stats();
         std::vector<std::pair<std::string, double>> out{
             {"max_chain", double(stats.maxChainLength)},
             {"mean_chain", stats.meanChainLength},
@@ -115,22 +118,24 @@ StatusWith<std::unique_ptr<Store>> openMvkv(const StoreOptions& options) {
     // The engine as it is meant to run: on a data directory, every commit in
     // its oplog; --sync none leaves the log to its buffer and the OS (as
     // WiredTiger's transaction_sync none), fsync makes every commit durable.
-    engine::EngineOptions engineOptions;
+    mvkv::EngineOptions engineOptions;
     engineOptions.path = options.dir;
     engineOptions.syncMode =
-        options.sync == SyncMode::kFsync ? oplog::SyncMode::kFsync : oplog::SyncMode::kNone;
+        options.sync == SyncMode::kFsync ? mvkv::SyncMode::kFsync : mvkv::SyncMode::kNone;
     auto opened = Engine::open(engineOptions);
     if (!opened.ok())
         return opened.status();
     std::unique_ptr<Engine> engine = std::move(opened).value();
-    Status created = engine->openSession()->createCollection(kNs);
-    if (!created.ok())
-        return created;
-    if (options.profileLevel != 0) {
-        auto set = engine->profiler().setLevel("bench", options.profileLevel);
-        if (!set.ok())
-            return set.status();
+    {
+        auto session = engine->openSession();
+        if (!session.ok())
+            return session.status();
+        if (Status created = session.value()->createCollection(kNs); !created.ok())
+            return created;
     }
+    if (options.profileLevel != 0)
+        if (Status set = engine->setProfilingLevel("bench", options.profileLevel); !set.ok())
+            return set;
     return std::unique_ptr<Store>(new MvkvStore(std::move(engine)));
 }
 

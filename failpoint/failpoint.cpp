@@ -44,7 +44,8 @@ uint64_t FailPoint::configure(const FailPointMode& mode, const FailPointData& da
     return timesEntered_;
 }
 
-std::optional<FailPointData> FailPoint::checkSlow(const std::string_view* key) {
+std::optional<FailPointData> FailPoint::checkSlow(const std::string_view* key,
+                                                  uint64_t* generation) {
     std::lock_guard lock(mutex_);
     if (key && !data_.key.empty() && data_.key != *key)
         return std::nullopt;
@@ -74,22 +75,26 @@ std::optional<FailPointData> FailPoint::checkSlow(const std::string_view* key) {
     }
     if (!fires)
         return std::nullopt;
+    if (generation)
+        *generation = generation_;
     ++timesEntered_;
     changed_.notify_all();
     return data_;
 }
 
 void FailPoint::pauseSlow() {
-    auto fired = checkSlow(nullptr);
+    uint64_t generation = 0;
+    auto fired = checkSlow(nullptr, &generation);
     if (!fired)
         return;
     if (fired->delayMs > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(fired->delayMs));
         return;
     }
-    // Hang until someone configures the failpoint again (off, or anew).
+    // Hang until someone configures the failpoint again (off, or anew),
+    // counting from the configuration it fired under: one made between the
+    // firing and this wait ends it at once.
     std::unique_lock lock(mutex_);
-    const uint64_t generation = generation_;
     changed_.wait(lock, [&] { return generation_ != generation; });
 }
 

@@ -36,14 +36,14 @@ class FailPoint {
     std::optional<FailPointData> check() {
         if (!armed_.load(std::memory_order_relaxed)) [[likely]]
             return std::nullopt;
-        return checkSlow(nullptr);
+        return checkSlow(nullptr, nullptr);
     }
     /// A per-key failpoint: fires only for its data's key (every key when
     /// that is empty); a pass for another key counts for nothing.
     std::optional<FailPointData> checkKey(std::string_view key) {
         if (!armed_.load(std::memory_order_relaxed)) [[likely]]
             return std::nullopt;
-        return checkSlow(&key);
+        return checkSlow(&key, nullptr);
     }
     /// A hang failpoint: when it fires, sleeps its delayMs, or with none
     /// blocks until the failpoint is configured off (or to another mode).
@@ -64,7 +64,9 @@ class FailPoint {
     Status waitForTimesEntered(uint64_t timesEntered, std::chrono::milliseconds timeout);
 
   private:
-    std::optional<FailPointData> checkSlow(const std::string_view* key);
+    /// `generation`: set to the configuration the pass fired under (read
+    /// with the decision, so a reconfiguration right after it is seen).
+    std::optional<FailPointData> checkSlow(const std::string_view* key, uint64_t* generation);
     void pauseSlow();
 
     const std::string name_;

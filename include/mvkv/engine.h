@@ -81,7 +81,13 @@ class Engine {
     Status sweepHistory();
 
     // --- looking inside ---
+    /// Every figure at once; walks every key for the chain figures.
     EngineStats stats() const;
+    /// MongoDB's profiler for database `db`: 0 off, 1 operations slower
+    /// than EngineOptions::slowOpThreshold, 2 every operation, written to
+    /// `<db>.system.profile` (docs/operations.md). InvalidArgument for
+    /// another level or a bad name.
+    Status setProfilingLevel(std::string_view db, int level);
     /// MongoDB's serverStatus as a JSON document: every section, or one
     /// (InvalidArgument for an unknown section, naming the others).
     StatusWith<std::string> serverStatus(std::string_view section = {}) const;

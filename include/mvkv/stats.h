@@ -30,6 +30,9 @@ struct EngineStats {
     Timestamp lastCheckpointTs = kNoTimestamp;
     // Prepared transactions not yet committed or aborted.
     uint64_t preparedTransactions = 0;
+    // Version chains (walks every key: O(keys), not for hot paths).
+    uint64_t maxChainLength = 0;
+    double meanChainLength = 0;  // versions per key, over every collection
 };
 
 }  // namespace mvkv
