@@ -91,6 +91,14 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
         for (const oplog::OplogEntry& e : r.entries)
             maxLoggedId = std::max(maxLoggedId, e.txnId);
     txns_.raiseNextTxnId(maxLoggedId);
+    // Replay commits data at its timestamps, but applies commands without
+    // theirs: a command newer than every data commit would stay above the
+    // clock and all_durable (invisible to oplog readers, its timestamp
+    // handed out again).
+    for (const DurableLog::Record& r : records)
+        if (r.entries.front().op == oplog::OpType::kCommand &&
+            oplog::preparedRecordKind(r.entries) == oplog::PreparedRecord::kNone)
+            txns_.noteLoggedTimestamp(r.entries.front().ts);
     // Prepared transactions not yet committed or aborted in the log, in
     // log order (docs/oplog.md, "Prepared transactions").
     struct PendingPrepare {

@@ -620,6 +620,12 @@ void TransactionManager::raiseCheckpointFloor(Timestamp ts) {
     clock_ = std::max(clock_, ts);
 }
 
+void TransactionManager::noteLoggedTimestamp(Timestamp ts) {
+    std::lock_guard lock(mutex_);
+    clock_ = std::max(clock_, ts);
+    maxCommitted_ = std::max(maxCommitted_, ts);
+}
+
 Timestamp TransactionManager::allDurable() const {
     std::lock_guard lock(mutex_);
     return allDurableLocked();

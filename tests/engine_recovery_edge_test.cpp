@@ -299,3 +299,36 @@ TEST_CASE("edge: a commit logged between the checkpoint's position and its times
     CHECK(getOr(*s, "a.b", "j") == "late");
     CHECK(e.recovery().recordsReplayed == 0);
 }
+
+// Replay applies catalog commands without their timestamps: the clock and
+// the no-holes point once stopped at the newest data commit, so a command
+// that was the log's last record stayed invisible to oplog readers, and the
+// next commit took the command's timestamp again (a replica resuming after
+// that timestamp would have skipped the commit).
+TEST_CASE("edge: a catalog command that was the log's last record is visible after a restart, and later commits come after it") {
+    TempDir dir("mvkv-edge-test");
+    mvcc::Timestamp commandTs = 0;
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.b"));
+        mustOk(s->put("a.b", "k", "v"));
+        mustOk(s->createCollection("a.c"));  // the last record
+        e->oplog()->refreshVisibility();
+        auto cur = e->openOplogCursor({}).value();
+        std::vector<oplog::OplogEntry> out;
+        mustOk(cur->next(&out, 1000));
+        REQUIRE(out.size() == 3);
+        commandTs = out.back().ts;
+    }
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+    e->oplog()->refreshVisibility();
+    std::vector<oplog::OplogEntry> out;
+    mustOk(e->openOplogCursor({}).value()->next(&out, 1000));
+    REQUIRE(out.size() == 3);
+    CHECK(out.back().ns == "a.c");
+    CHECK(e->timestamps().clock >= commandTs);
+    auto s = e->openSession();
+    mustOk(s->put("a.b", "k2", "v"));
+    CHECK(s->lastCommitTs() > commandTs);
+}
