@@ -260,7 +260,7 @@ Status Checkpointer::checkpoint() {
     const uint64_t bytes = std::filesystem::file_size(writer.value()->path(), ec);
     // Keep the newest checkpointsKept that this process knows valid (a
     // corrupt one found at open does not count, so it never pushes out the
-    // valid fallback), and cap the oplog behind the oldest of them: a corrupt
+    // valid fallback), and cap the oplog behind all of them: a corrupt
     // newest one falls back to it, and its replay must find every record it needs.
     kept_.push_back({number, meta.ts, meta.logEnd});
     const size_t keep = engine_.options_.checkpointsKept;
@@ -269,7 +269,14 @@ Status Checkpointer::checkpoint() {
     if (Status s = removeCheckpointsBefore(kept_.front().number); !s.ok())
         return fail(s);
     if (kept_.size() == keep) {
-        if (Status t = oplog.truncate(kept_.front().logEnd, kept_.front().ts); !t.ok())
+        // Below the oldest's position, only what every kept checkpoint
+        // holds may go: a newer checkpoint can have a lower timestamp
+        // (stable set below the all_durable an earlier one followed), and
+        // it needs every record above its own.
+        mvcc::Timestamp heldByAll = kept_.front().ts;
+        for (const Kept& k : kept_)
+            heldByAll = std::min(heldByAll, k.ts);
+        if (Status t = oplog.truncate(kept_.front().logEnd, heldByAll); !t.ok())
             return fail(t);
     }
     std::lock_guard lock(statsMutex_);

@@ -114,8 +114,16 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
     session->setApplyingOplog(true);  // the log holds every capped eviction
     session->setMonitored(false);     // recovery is the engine's, not a client's
     for (size_t i = 0; i < records.size(); ++i) {
-        if (!apply[i])
+        if (!apply[i]) {
+            // A commit record left out (the checkpoint holds it, or every
+            // write went to a collection dropped later) still resolves the
+            // prepare of its transaction: rebuilt, that would be prepared
+            // again, into a collection that may be gone.
+            const oplog::OplogEntry& first = records[i].entries.front();
+            if (first.op != oplog::OpType::kCommand)
+                resolvePending(first.txnId);
             continue;
+        }
         const std::vector<oplog::OplogEntry>& entries = kept[i] ? *kept[i] : records[i].entries;
         const oplog::OplogEntry& e = entries.front();
         ++recovery_.recordsReplayed;

@@ -332,3 +332,76 @@ TEST_CASE("edge: a catalog command that was the log's last record is visible aft
     mustOk(s->put("a.b", "k2", "v"));
     CHECK(s->lastCommitTs() > commandTs);
 }
+
+// A prepared transaction committed into a collection dropped afterwards:
+// its commit record holds only writes to the dropped collection, so replay
+// filters the whole record out; the prepare record (above the checkpoint's
+// timestamp) stayed pending, was rebuilt as prepared into a collection that
+// no longer exists, and the directory never opened again.
+TEST_CASE("edge: a committed prepared transaction whose collection was dropped is not rebuilt as prepared") {
+    TempDir dir("mvkv-edge-test");
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.x"));
+        mustOk(s->createCollection("a.keep"));
+        mustOk(s->begin());
+        mustOk(s->put("a.keep", "k0", "v0"));
+        mustOk(s->commit(5));
+        mustOk(e->setStableTimestamp(5));
+        mustOk(s->begin());
+        mustOk(s->put("a.x", "k", "v"));
+        mustOk(s->prepare(10));
+        mustOk(s->commit(10, 10));
+        mustOk(s->dropCollection("a.x"));
+        mustOk(e->checkpoint());  // C = stable = 5: the prepare (10) is replayed
+    }
+    auto r = Engine::open(onDisk(dir.path, oplog::SyncMode::kWrite));
+    REQUIRE_MESSAGE(r.ok(), r.status().toString());
+    auto& e = *r.value();
+    CHECK(e.preparedTransactions().empty());
+    auto s = e.openSession();
+    CHECK(getOr(*s, "a.keep", "k0") == "v0");
+    CHECK(s->createCollection("a.x").ok());  // it is gone
+}
+
+// Capping once used the oldest kept checkpoint's timestamp alone. A newer
+// checkpoint with a lower timestamp (stable set below all_durable, which
+// checkpoints follow until stable is set) needs every record above its own
+// timestamp: those in (its timestamp, the older one's] were capped away,
+// and the next open lost them without a word.
+TEST_CASE("edge: capping keeps what every kept checkpoint needs when a newer one has a lower timestamp") {
+    TempDir dir("mvkv-edge-test");
+    EngineOptions o = onDisk(dir.path, oplog::SyncMode::kWrite);
+    o.oplogSegmentBytes = 4096;
+    o.oplogCapBytes = 1;
+    o.checkpointsKept = 2;
+    o.checkpointInterval = std::chrono::milliseconds(0);
+    const std::string value(500, 'v');
+    {
+        auto e = openEngine(o);
+        auto s = e->openSession();
+        mustOk(s->createCollection("a.b"));
+        for (int i = 0; i < 50; ++i) {
+            mustOk(s->begin());
+            mustOk(s->put("a.b", "k" + std::to_string(i), value));
+            mustOk(s->commit(10 + i));
+        }
+        mustOk(e->checkpoint());  // A: C = all_durable = 59
+        mustOk(e->setStableTimestamp(20));
+        for (int i = 50; i < 60; ++i) {
+            mustOk(s->begin());
+            mustOk(s->put("a.b", "k" + std::to_string(i), value));
+            mustOk(s->commit(100 + i));
+        }
+        mustOk(e->checkpoint());  // B: C = stable = 20
+        mustOk(e->checkpoint());  // and once more: B is the oldest kept now
+    }
+    auto e = openEngine(o);
+    auto s = e->openSession();
+    CHECK(e->recovery().checkpointTs == 20);
+    for (int i = 0; i < 60; ++i) {
+        CAPTURE(i);
+        CHECK(getOr(*s, "a.b", "k" + std::to_string(i)) == value);
+    }
+}
