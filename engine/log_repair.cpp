@@ -232,10 +232,15 @@ Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
     nlohmann::json lost = nlohmann::json::array();
     uint64_t lostEntries = 0;
     for (const DurableLog::Record& r : recovered.after) {
-        const bool command = r.entries.front().op == oplog::OpType::kCommand;
-        const bool held = checkpoint.loaded &&
-                          before({r.where.segment, r.where.offset}, checkpoint.logEnd) &&
-                          (command || r.where.ts <= checkpoint.ts);
+        // As replay decides (engine/replay.cpp): the checkpoint holds every
+        // data or prepare record at or below its timestamp, wherever it
+        // lies, and the commands before its position; never a prepare above.
+        const bool command = r.entries.front().op == oplog::OpType::kCommand &&
+                             oplog::preparedRecordKind(r.entries) == oplog::PreparedRecord::kNone;
+        const bool held =
+            checkpoint.loaded &&
+            (r.where.ts <= checkpoint.ts ||
+             (command && before({r.where.segment, r.where.offset}, checkpoint.logEnd)));
         if (held) {
             ++out->heldByCheckpoint;
             continue;
