@@ -180,7 +180,7 @@ ParseError parseHistory(std::string_view text, History* out) {
         }
         out->txns.push_back(std::move(txn));
     }
-    out->listAppend = sawAppend || sawListRead || !sawWrite;
+    out->listAppend = sawAppend || sawListRead || !(sawWrite || sawRegisterRead);
     return {};
 }
 
