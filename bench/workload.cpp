@@ -90,6 +90,7 @@ void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerChangeStreamWorkload(registry);
     registerDoclockWorkload(registry);
     registerReplsetWorkload(registry);
+    registerListAppendWorkload(registry);
 }
 
 }  // namespace mvkv::bench

@@ -136,6 +136,8 @@ void registerChangeStreamWorkload(WorkloadRegistry& registry);
 void registerDoclockWorkload(WorkloadRegistry& registry);
 /// A replica set's primary: commits per second with {w: 1} and {w: "majority"}.
 void registerReplsetWorkload(WorkloadRegistry& registry);
+/// mvkv under list-append transactions, its history checked (docs/checker.md).
+void registerListAppendWorkload(WorkloadRegistry& registry);
 /// fillseq ... longsnapshot on every engine (storage_workload.h).
 void registerStorageWorkloads(WorkloadRegistry& registry);
 /// Registers every workload above, in the default run order.

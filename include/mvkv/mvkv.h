@@ -3,6 +3,7 @@
 // library you link. Build flags: `pkg-config --cflags --libs mvkv`.
 #pragma once
 
+#include "mvkv/check.h"
 #include "mvkv/cursor.h"
 #include "mvkv/engine.h"
 #include "mvkv/failpoint.h"
