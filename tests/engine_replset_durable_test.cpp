@@ -73,6 +73,19 @@ std::vector<mvcc::Timestamp> writeSome(Session& s, int first, int count, int key
     return out;
 }
 
+// Member `id` as the set reports it once `done` holds for it (the applier's
+// report reaches the set just after waitApplied wakes).
+template <typename Pred>
+MemberStatus reportedWhen(ReplicaSet& set, int id, Pred done) {
+    const auto until = std::chrono::steady_clock::now() + kLong;
+    while (true) {
+        MemberStatus m = set.status()[static_cast<size_t>(id)];
+        if (done(m) || std::chrono::steady_clock::now() > until)
+            return m;
+        std::this_thread::yield();
+    }
+}
+
 }  // namespace
 
 TEST_CASE("replset durable: applies, is reopened, resumes; its directory holds the primary's "
@@ -93,9 +106,10 @@ TEST_CASE("replset durable: applies, is reopened, resumes; its directory holds t
         stamps = writeSome(*ps, 0, 40, 7);
         firstApplied = newestTs(*primary);
         REQUIRE_OK(set->waitApplied(id, firstApplied, kLong));
-        const auto members = set->status();
-        CHECK(members[1].lastApplied == firstApplied);
-        CHECK(members[1].lastDurable == firstApplied);  // fsync: every commit synced
+        const MemberStatus m = reportedWhen(
+            *set, id, [&](const MemberStatus& r) { return r.lastApplied >= firstApplied; });
+        CHECK(m.lastApplied == firstApplied);
+        CHECK(m.lastDurable == firstApplied);  // fsync: every commit synced
         CHECK(scanAt(*set->secondary(id), "app.c", set->readOptions(id).readTs) ==
               scanAt(*primary, "app.c", firstApplied));
         // Its own oplog logged the primary's history at the primary's timestamps.
@@ -139,9 +153,10 @@ TEST_CASE("replset durable: the majority point counts what a member made durable
     const auto stamps = writeSome(*ps, 0, 5, 3);
     const mvcc::Timestamp last = stamps.back();
     REQUIRE_OK(set->waitApplied(id, last, kLong));
-    const auto held = set->status();
-    CHECK(held[1].lastApplied >= last);
-    CHECK(held[1].lastDurable < last);  // applied, not synced
+    const MemberStatus held =
+        reportedWhen(*set, id, [&](const MemberStatus& r) { return r.lastApplied >= last; });
+    CHECK(held.lastApplied >= last);
+    CHECK(held.lastDurable < last);  // applied, not synced
     CHECK(set->majorityCommitTs() < last);
     CHECK(primary->majorityCommitTs() < last);
     // {w: 2} counts applied members; majority waits for the sync.
@@ -155,9 +170,9 @@ TEST_CASE("replset durable: the majority point counts what a member made durable
     const mvcc::Timestamp got =
         primary->waitMajorityCommitAfter(wTs - 1, std::chrono::steady_clock::now() + kLong);
     CHECK(got >= wTs);
-    const auto synced = set->status();
-    CHECK(synced[1].lastDurable >= wTs);
-    CHECK(synced[1].lastDurable <= synced[1].lastApplied);
+    const MemberStatus synced = set->status()[1];  // the report moved the point
+    CHECK(synced.lastDurable >= wTs);
+    CHECK(synced.lastDurable <= synced.lastApplied);
 }
 
 TEST_CASE("replset durable: a resume point the primary capped away is OplogHistoryLost") {
