@@ -36,14 +36,11 @@ Status withEntry(const Status& s, const oplog::OplogEntry& e) {
 StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaApplier::start(Engine& primary,
                                                                   Engine& secondary,
                                                                   ReplicaOptions options) {
-    if (options.workers == 0 || options.maxBatchEntries == 0)
-        return Status::InvalidArgument("a replica needs at least one worker and one entry a batch");
+    if (options.workers == 0 || options.maxBatchEntries == 0 || options.syncEveryBatches == 0)
+        return Status::InvalidArgument(
+            "a replica needs at least one worker, one entry a batch and a sync every batch or more");
     if (&primary == &secondary)
         return Status::InvalidArgument("a replica cannot apply an engine's oplog to itself");
-    if (secondary.recovery().durable)
-        return Status::IllegalOperation(
-            "the secondary must be an in-memory engine: a durable one would log the parallel "
-            "apply out of timestamp order, behind its own oplog readers");
     const mvcc::Timestamp from =
         options.startAfter == mvcc::kNoTimestamp ? mvcc::kNoTimestamp : options.startAfter + 1;
     auto cursor = primary.openOplogCursor({from, ""});
@@ -74,6 +71,10 @@ ReplicaApplier::ReplicaApplier(Engine& secondary, ReplicaOptions options,
     : secondary_(secondary),
       options_(options),
       lastApplied_(options.startAfter),
+      lastDurable_(options.startAfter),
+      durable_(secondary.recovery().durable),
+      syncsEachCommit_(durable_ && secondary.oplog() &&
+                       secondary.oplog()->syncMode() == oplog::SyncMode::kFsync),
       cursor_(std::move(cursor)),
       commandSession_(secondary.openSession()) {
     // Lock waits end every pollWait so that stop() is heard (a reader of the
@@ -91,6 +92,7 @@ ReplicaApplier::ReplicaApplier(Engine& secondary, ReplicaOptions options,
         workers_.push_back(std::move(w));
     }
     stats_.lastAppliedTs = options.startAfter;
+    stats_.lastDurableTs = options.startAfter;
 }
 
 ReplicaApplier::~ReplicaApplier() {
@@ -112,9 +114,18 @@ void ReplicaApplier::tailLoop() {
     while (s.ok() && !stopping_) {
         batch.clear();
         s = readBatch(&batch);
-        if (!s.ok() || batch.empty())
+        if (!s.ok())
             continue;
+        if (batch.empty()) {
+            // Caught up: a good time to make the applied part durable.
+            if (durable_ && lastDurableTs() < lastAppliedTs())
+                s = syncDurable();
+            continue;
+        }
         s = applyBatch(batch);
+        if (s.ok() && durable_ && !syncsEachCommit_ &&
+            ++batchesSinceSync_ >= options_.syncEveryBatches)
+            s = syncDurable();
     }
     // A command that stop() cut short left nothing behind lastAppliedTs().
     if (commandInterrupted_)
@@ -188,6 +199,19 @@ Status ReplicaApplier::applyBatch(const Entries& batch) {
 }
 
 Status ReplicaApplier::applyRun(const Entries& batch, size_t begin, size_t end) {
+    if (durable_) {
+        // In timestamp order on one session (the header's "Durable
+        // secondaries"); the workers stay idle.
+        std::vector<uint32_t> all;
+        all.reserve(end - begin);
+        for (size_t i = begin; i < end; ++i)
+            all.push_back(static_cast<uint32_t>(i));
+        if (Status s = applyShare(*workers_.front()->session, batch, all); !s.ok())
+            return s;
+        std::lock_guard stateLock(stateMutex_);
+        stats_.entriesApplied += end - begin;
+        return Status::OK();
+    }
     // Workers are idle here (after the barrier): their shares are ours.
     for (auto& w : workers_)
         w->share.clear();
@@ -212,6 +236,11 @@ Status ReplicaApplier::applyRun(const Entries& batch, size_t begin, size_t end) 
 
 Status ReplicaApplier::applyCommand(const oplog::OplogEntry& e) {
     Session& s = *commandSession_;
+    // A durable secondary logs the command at the primary's timestamp.
+    auto logAtPrimaryTs = [&] {
+        if (durable_)
+            s.setNextCommandTimestamp(e.ts);
+    };
     Status r;
     StatusCode fine = StatusCode::kOk;  // what an idempotent repeat returns
     CollectionOptions options;
@@ -221,19 +250,32 @@ Status ReplicaApplier::applyCommand(const oplog::OplogEntry& e) {
     if (!create.ok() || !collMod.ok()) {
         r = create.ok() ? collMod.status() : create.status();
     } else if (create.value()) {
-        r = retryLockTimeouts([&] { return s.createCollection(e.ns, options); });
+        r = retryLockTimeouts([&] {
+            logAtPrimaryTs();
+            return s.createCollection(e.ns, options);
+        });
         fine = StatusCode::kNamespaceExists;
     } else if (collMod.value()) {
-        r = retryLockTimeouts([&] { return s.setExpireAfterSeconds(e.ns, expireAfter); });
+        r = retryLockTimeouts([&] {
+            logAtPrimaryTs();
+            return s.setExpireAfterSeconds(e.ns, expireAfter);
+        });
     } else if (e.value == "drop") {
-        r = retryLockTimeouts([&] { return s.dropCollection(e.ns); });
+        r = retryLockTimeouts([&] {
+            logAtPrimaryTs();
+            return s.dropCollection(e.ns);
+        });
         fine = StatusCode::kNamespaceNotFound;
     } else if (e.value == "dropDatabase") {
-        r = retryLockTimeouts([&] { return s.dropDatabase(e.ns); });
+        r = retryLockTimeouts([&] {
+            logAtPrimaryTs();
+            return s.dropDatabase(e.ns);
+        });
         fine = StatusCode::kNamespaceNotFound;
     } else {
         r = Status::InvalidArgument(fmt::format("unknown command '{}'", printable(e.value)));
     }
+    s.setNextCommandTimestamp(mvcc::kNoTimestamp);  // unused when it failed early
     if (r.code() == fine)
         r = Status::OK();
     if (r.code() == StatusCode::kInterrupted && stopping_)
@@ -257,6 +299,10 @@ Status ReplicaApplier::publish(mvcc::Timestamp ts,
         std::lock_guard lock(stateMutex_);
         lastApplied_.store(ts, std::memory_order_release);
         stats_.lastAppliedTs = ts;
+        if (!durable_ || syncsEachCommit_) {
+            lastDurable_.store(ts, std::memory_order_release);
+            stats_.lastDurableTs = ts;
+        }
         if (batchStart) {
             stats_.batches++;
             stats_.applyMicros += static_cast<uint64_t>(
@@ -266,7 +312,24 @@ Status ReplicaApplier::publish(mvcc::Timestamp ts,
     }
     appliedCv_.notify_all();
     if (options_.onApplied)
-        options_.onApplied(ts);
+        options_.onApplied(ts, lastDurableTs());
+    return Status::OK();
+}
+
+Status ReplicaApplier::syncDurable() {
+    batchesSinceSync_ = 0;
+    if (options_.beforeSync && !options_.beforeSync())
+        return Status::OK();
+    const mvcc::Timestamp applied = lastAppliedTs();
+    if (Status s = secondary_.oplog()->flush(); !s.ok())
+        return Status(s.code(), "replica cannot sync the secondary's oplog: " + s.message());
+    {
+        std::lock_guard lock(stateMutex_);
+        lastDurable_.store(applied, std::memory_order_release);
+        stats_.lastDurableTs = applied;
+    }
+    if (options_.onApplied)
+        options_.onApplied(applied, applied);
     return Status::OK();
 }
 

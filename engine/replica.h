@@ -47,6 +47,26 @@
 // readOptions()); a new applier from lastAppliedTs() may be refused if a key
 // got several of them: resynchronize then.
 //
+// Durable secondaries (an engine on a data directory, docs/replication.md,
+// "Durable members"): its own oplog must log the primary's history in the
+// primary's timestamp order, so that replaying it rebuilds the same state and
+// its readers never miss a record (a durable engine commits in timestamp
+// order only). So its data runs are applied serially on the tailing thread,
+// one transaction per primary timestamp committed at it (the primary's
+// transactions at one timestamp become one record), and each catalog command
+// is logged at the primary's timestamp (Session::setNextCommandTimestamp).
+// Why not parallel apply logged in order afterwards: the log is written at
+// commit, and reordering commits of parallel workers would need them to
+// wait for each other per timestamp, which is the serial apply with more
+// threads. The in-memory path keeps its parallel workers.
+// lastDurableTs() is what the secondary's own oplog has synced: with
+// SyncMode kFsync every applied commit (durable = applied); otherwise the
+// applier syncs it (Oplog::flush) every syncEveryBatches batches and when
+// it caught up, so durable may lag applied. In memory durable = applied.
+// A primary transaction committed late at an already applied timestamp
+// (possible only on an in-memory primary, "stable is T - 1") is refused by
+// a durable secondary's ordered commits: the applier stops with that error.
+//
 // TTL collections (docs/ttl.md): start() marks the secondary
 // (Engine::setSecondary), so its TTL monitor deletes nothing; the primary's
 // deletes arrive as 'd' entries like any other.
@@ -89,10 +109,17 @@ struct ReplicaOptions {
     /// applied here). 0: from the primary's oldest oplog
     /// entry (what capping left).
     mvcc::Timestamp startAfter = mvcc::kNoTimestamp;
-    /// Called on the tailing thread after each publication with the new
-    /// lastAppliedTs() (a replica set's report, engine/replica_set.h). It
-    /// must not call back into this applier.
-    std::function<void(mvcc::Timestamp)> onApplied;
+    /// Called on the tailing thread after each publication and each sync
+    /// with the new lastAppliedTs() and lastDurableTs() (a replica set's
+    /// report, engine/replica_set.h). It must not call back into this
+    /// applier.
+    std::function<void(mvcc::Timestamp applied, mvcc::Timestamp durable)> onApplied;
+    /// A durable secondary whose sync mode is not kFsync: sync its oplog
+    /// after this many batches (>= 1), and whenever the applier caught up.
+    size_t syncEveryBatches = 16;
+    /// A test seam: called before each such sync; false skips it (durable
+    /// stays behind applied), as a slow disk would.
+    std::function<bool()> beforeSync;
     /// Called on the tailing thread once when it ends, with the error it
     /// stopped on (OK after stop()).
     std::function<void(const Status&)> onStopped;
@@ -105,18 +132,17 @@ struct ReplicaStats {
     double meanBatch = 0;          // entries and commands per batch
     uint64_t applyMicros = 0;      // applying, not waiting for the oplog
     mvcc::Timestamp lastAppliedTs = mvcc::kNoTimestamp;
+    mvcc::Timestamp lastDurableTs = mvcc::kNoTimestamp;
     bool running = false;
 };
 
 class ReplicaApplier {
   public:
     /// Opens a cursor on `primary`'s oplog and starts the threads.
-    /// InvalidArgument for zero workers or batch size; IllegalOperation for
-    /// a primary without an oplog (in memory with inMemoryOplogCapBytes 0)
-    /// or a durable secondary (its workers commit in
-    /// parallel, out of timestamp order, which a durable engine refuses
-    /// below its no-holes point: its own oplog readers would miss them);
-    /// the secondary's refusal to move its stable timestamp to startAfter.
+    /// InvalidArgument for zero workers, batch size or syncEveryBatches;
+    /// IllegalOperation for a primary without an oplog (in memory with
+    /// inMemoryOplogCapBytes 0); the secondary's refusal to move its stable
+    /// timestamp to startAfter.
     static StatusWith<std::unique_ptr<ReplicaApplier>> start(Engine& primary, Engine& secondary,
                                                              ReplicaOptions options = {});
     ~ReplicaApplier();  // stop()
@@ -132,6 +158,9 @@ class ReplicaApplier {
 
     /// Everything of the primary's at or below it is applied (monotonic).
     mvcc::Timestamp lastAppliedTs() const { return lastApplied_.load(std::memory_order_acquire); }
+    /// Of those, what the secondary's own oplog made durable (<= applied;
+    /// = applied in memory). Starts at startAfter.
+    mvcc::Timestamp lastDurableTs() const { return lastDurable_.load(std::memory_order_acquire); }
     /// For readers of the secondary: {readTs = lastAppliedTs()}. Until the
     /// first publication readTs is 0, which means "newest" and may show a
     /// batch in progress: waitApplied() first.
@@ -174,11 +203,17 @@ class ReplicaApplier {
     Status publish(mvcc::Timestamp ts,
                    std::optional<std::chrono::steady_clock::time_point> batchStart);
     void finish(Status s);
+    /// A durable secondary's oplog synced: lastDurableTs() = lastAppliedTs().
+    Status syncDurable();
 
     Engine& secondary_;
     const ReplicaOptions options_;
     std::atomic<bool> stopping_{false};
     std::atomic<mvcc::Timestamp> lastApplied_;
+    std::atomic<mvcc::Timestamp> lastDurable_;
+    const bool durable_;         // the secondary is on a data directory
+    const bool syncsEachCommit_; // ... with SyncMode kFsync
+    size_t batchesSinceSync_ = 0;  // the tailing thread's
 
     // The tailing thread's own.
     std::unique_ptr<oplog::OplogCursor> cursor_;

@@ -48,6 +48,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         std::lock_guard lock(mutex_);
         Figures f;
         f.applied = applied;
+        f.durable = applied;
         members_.push_back(std::move(f));
         if (!attached_) {
             point_ = std::max(point_, primary_.majorityCommitTs());
@@ -56,11 +57,12 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         }
         recomputeLocked();
     }
-    void report(int id, mvcc::Timestamp applied) {
+    void report(int id, mvcc::Timestamp applied, mvcc::Timestamp durable) {
         {
             std::lock_guard lock(mutex_);
             Figures& f = members_[static_cast<size_t>(id - 1)];
             f.applied = std::max(f.applied, applied);
+            f.durable = std::max(f.durable, durable);
             recomputeLocked();
         }
         cv_.notify_all();
@@ -105,7 +107,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         for (size_t i = 0; i < members_.size(); ++i) {
             const Figures& f = members_[i];
             const char* state = f.paused ? "PAUSED" : !f.error.empty() ? "FAILED" : "SECONDARY";
-            out.push_back({static_cast<int>(i + 1), state, f.applied, f.applied, f.paused, f.error});
+            out.push_back({static_cast<int>(i + 1), state, f.applied, f.durable, f.paused, f.error});
         }
         return out;
     }
@@ -160,7 +162,8 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
 
   private:
     struct Figures {
-        mvcc::Timestamp applied = mvcc::kNoTimestamp;  // = durable: in memory
+        mvcc::Timestamp applied = mvcc::kNoTimestamp;
+        mvcc::Timestamp durable = mvcc::kNoTimestamp;  // = applied: in memory
         bool paused = false;
         std::string error;
     };
@@ -184,7 +187,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         std::vector<mvcc::Timestamp> durable;
         durable.push_back(primaryDurable());
         for (const Figures& f : members_)
-            durable.push_back(f.applied);
+            durable.push_back(f.durable);
         const size_t majority = durable.size() / 2 + 1;
         std::nth_element(durable.begin(), durable.begin() + static_cast<ptrdiff_t>(majority - 1),
                          durable.end(), std::greater<>());
@@ -233,13 +236,14 @@ StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaSet::startApplier(Member& m,
     ReplicaOptions o = options_.applier;
     o.startAfter = after;
     const int id = m.id;
-    o.onApplied = [c = coordinator_.get(), id](mvcc::Timestamp ts) { c->report(id, ts); };
+    o.onApplied = [c = coordinator_.get(), id](mvcc::Timestamp applied, mvcc::Timestamp durable) {
+        c->report(id, applied, durable);
+    };
     o.onStopped = [c = coordinator_.get(), id](const Status& s) { c->stopped(id, s); };
     return ReplicaApplier::start(primary_, *m.engine, std::move(o));
 }
 
 StatusWith<int> ReplicaSet::addSecondary() {
-    std::lock_guard lock(controlMutex_);
     EngineOptions eo = options_.secondary;
     eo.inMemory = true;
     eo.path.clear();
@@ -247,18 +251,64 @@ StatusWith<int> ReplicaSet::addSecondary() {
     // of timestamp order (its readers could miss records), and every write
     // would be copied once more.
     eo.inMemoryOplogCapBytes = 0;
-    auto engine = Engine::open(std::move(eo));
-    if (!engine.ok())
-        return engine.status();
-    auto m = std::make_unique<Member>();
-    m->id = static_cast<int>(members_.size()) + 1;
-    m->engine = std::move(engine).value();
-    // Known to the coordinator before its applier reports.
+    return addMember(std::move(eo));
+}
+
+StatusWith<int> ReplicaSet::addSecondary(const std::string& path) {
+    if (path.empty())
+        return Status::InvalidArgument("a durable secondary needs a data directory path");
+    EngineOptions eo = options_.secondary;
+    eo.inMemory = false;
+    eo.path = path;
+    return addMember(std::move(eo));
+}
+
+StatusWith<mvcc::Timestamp> ReplicaSet::resumePoint(Engine& secondary) const {
+    // What its own recovered oplog (and checkpoint) hold: applied through
+    // there, in the primary's timestamps.
+    mvcc::Timestamp newest = secondary.recovery().checkpointTs;
+    if (oplog::Oplog* log = secondary.oplog())
+        newest = std::max(newest, log->stats().lastTs);
+    if (newest == mvcc::kNoTimestamp)
+        return newest;  // a new directory: from the primary's oldest entry
+    oplog::Oplog* primaryLog = primary_.oplog();
+    const oplog::OplogStats primary = primaryLog->stats();
+    const mvcc::Timestamp primaryNewest = std::max(primary.lastTs, primaryLog->visibleTs());
+    if (newest > primaryNewest)
+        return Status::IllegalOperation(fmt::format(
+            "the secondary's data directory holds writes up to timestamp {}, past the primary's "
+            "newest {}: it was written by another engine, not this primary's secondary; use an "
+            "empty directory",
+            newest, primaryNewest));
+    // Capping drops the oldest records first: while the primary still
+    // holds the secondary's newest record, nothing after it is gone.
+    if (primary.firstTs == mvcc::kNoTimestamp || primary.firstTs > newest)
+        return Status(StatusCode::kCappedPositionLost, fmt::format(
+            "OplogHistoryLost: the secondary applied through timestamp {} but the primary's oplog "
+            "now starts at {} (capping dropped what came between); resynchronize the secondary "
+            "from an empty directory",
+            newest, primary.firstTs));
+    return newest;
+}
+
+StatusWith<int> ReplicaSet::addMember(EngineOptions eo) {
+    std::lock_guard lock(controlMutex_);
     auto cursorCheck = primary_.openOplogCursor({});
     if (!cursorCheck.ok())
         return cursorCheck.status();
-    coordinator_->addMember(mvcc::kNoTimestamp);
-    auto applier = startApplier(*m, mvcc::kNoTimestamp);
+    auto engine = Engine::open(std::move(eo));
+    if (!engine.ok())
+        return engine.status();
+    auto after = resumePoint(*engine.value());
+    if (!after.ok())
+        return after.status();
+    auto m = std::make_unique<Member>();
+    m->id = static_cast<int>(members_.size()) + 1;
+    m->engine = std::move(engine).value();
+    m->pausedAt = after.value();
+    // Known to the coordinator before its applier reports.
+    coordinator_->addMember(after.value());
+    auto applier = startApplier(*m, after.value());
     if (!applier.ok()) {
         // Known to the coordinator already: it stays, failed, so ids stay dense.
         coordinator_->stopped(m->id, applier.status());

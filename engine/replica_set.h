@@ -3,16 +3,16 @@
 //
 // Design:
 // - Member 0 is the primary, an engine the caller owns. Members 1..N are
-//   in-memory engines the set owns, each followed by a ReplicaApplier
+//   engines the set owns, in memory or on their own data directories
+//   (addSecondary(path)), each followed by a ReplicaApplier
 //   (engine/replica.h) reading the primary's oplog through
-//   Engine::openOplogCursor. Durable secondaries are not supported: the
-//   applier refuses them (its parallel apply is not logged in the primary's
-//   timestamp order).
+//   Engine::openOplogCursor; a durable one logs the apply in the primary's
+//   timestamp order, and reopened resumes after its own newest timestamp.
 // - Each member reports its last applied and last durable timestamp. The
 //   primary's are its oplog's visible point (everything below is logged);
-//   a secondary's are its applier's lastAppliedTs() (in memory, durable =
-//   applied). A secondary never passes the primary: it reads the oplog only
-//   up to that point.
+//   a secondary's are its applier's lastAppliedTs() and lastDurableTs()
+//   (in memory, durable = applied). A secondary never passes the primary:
+//   it reads the oplog only up to that point.
 // - The majority commit point is the newest timestamp that a majority of the
 //   members (n / 2 + 1, the primary included) have made durable: the
 //   (n / 2 + 1)-th largest durable timestamp. The set attach()es the
@@ -49,7 +49,8 @@ namespace mvkv::engine {
 struct ReplicaSetOptions {
     /// For every secondary's applier (startAfter and onApplied are the set's).
     ReplicaOptions applier;
-    /// For every secondary's engine (inMemory is forced on).
+    /// For every secondary's engine (addSecondary() forces inMemory on,
+    /// addSecondary(path) off with that path).
     EngineOptions secondary;
 };
 
@@ -77,6 +78,14 @@ class ReplicaSet {
     /// Engine::open and ReplicaApplier::start (IllegalOperation for a
     /// primary without an oplog).
     StatusWith<int> addSecondary();
+    /// Opens a durable secondary on data directory `path` (created when
+    /// missing; ReplicaSetOptions::secondary otherwise). A directory that
+    /// already holds a secondary's data resumes after its own newest
+    /// timestamp (docs/replication.md, "Durable members"): CappedPositionLost
+    /// (OplogHistoryLost) when the primary's oplog no longer holds that
+    /// point, IllegalOperation when it is past the primary's newest (another
+    /// engine wrote it); InvalidArgument for an empty path; the errors above.
+    StatusWith<int> addSecondary(const std::string& path);
     /// Stops / restarts a secondary's apply. NotFound for an unknown id,
     /// IllegalOperation for the primary or a member already in that state;
     /// resume returns ReplicaApplier::start's errors. A FAILED member (its
@@ -113,6 +122,10 @@ class ReplicaSet {
     /// Secondary `id` for pause/resume: IllegalOperation for 0, NotFound.
     StatusWith<Member*> pausable(int id) const;
     StatusWith<std::unique_ptr<ReplicaApplier>> startApplier(Member& m, mvcc::Timestamp after);
+    StatusWith<int> addMember(EngineOptions eo);
+    /// Where a secondary engine's apply starts (its recovered newest
+    /// timestamp), checked against the primary's oplog.
+    StatusWith<mvcc::Timestamp> resumePoint(Engine& secondary) const;
 
     Engine& primary_;
     const ReplicaSetOptions options_;

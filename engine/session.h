@@ -257,6 +257,10 @@ class Session {
     /// collection's values are stored as given, time header included
     /// (engine/ttl_value.h): every reader strips it either way.
     void setApplyingOplog(bool on) { applyingOplog_ = on; }
+    /// For a durable replica: the next catalog command on this session is
+    /// logged at `ts` (the primary's timestamp of it) instead of the clock's
+    /// next; refused as a commit timestamp would be. One command only.
+    void setNextCommandTimestamp(mvcc::Timestamp ts) { nextCommandTs_ = ts; }
     /// False for the engine's own sessions (checkpoints, replay, replica
     /// appliers): their operations are never slow-logged or profiled.
     void setMonitored(bool on) { monitored_ = on; }
@@ -480,6 +484,7 @@ class Session {
     std::atomic<LockWaiters::Stripe*> docLockWait_{nullptr};
     bool inWithTransaction_ = false;
     bool applyingOplog_ = false;
+    mvcc::Timestamp nextCommandTs_ = mvcc::kNoTimestamp;  // setNextCommandTimestamp
     int openCursors_ = 0;
 
     CurOp curOp_;

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "engine/durable_log.h"
 #include "engine/engine.h"
@@ -86,6 +88,7 @@ Status Session::logCommitted() {
 
 Status Session::changeCatalog(std::string_view ns, std::string_view command,
                               const std::function<Status()>& change) {
+    const mvcc::Timestamp at = std::exchange(nextCommandTs_, mvcc::kNoTimestamp);
     if (!engine_.logging_)
         return change();
     // Every lock first, so that once the catalog changed nothing but an I/O
@@ -100,7 +103,8 @@ Status Session::changeCatalog(std::string_view ns, std::string_view command,
     mvcc::Transaction cmd;
     if (Status s = engine_.txns_.begin(cmd); !s.ok())
         return s;
-    auto ts = engine_.txns_.reserveTimestamp(cmd);
+    auto ts = engine_.txns_.reserveTimestamp(
+        cmd, at == mvcc::kNoTimestamp ? std::nullopt : std::optional(at));
     if (!ts.ok()) {
         engine_.txns_.abort(cmd);
         return ts.status();

@@ -374,14 +374,20 @@ void TransactionManager::completeCommit(Transaction& txn) {
     finish(txn, TxnState::kCommitted);
 }
 
-StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn) {
+StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn,
+                                                           std::optional<Timestamp> at) {
     if (!txn.active())
         return Status::IllegalOperation("no transaction is running: begin one first");
     if (!txn.writes_.empty() || txn.commitTs_ != kNoTimestamp)
         return Status::IllegalOperation("the transaction already writes or has a commit timestamp");
     std::lock_guard lock(mutex_);
     Timestamp ts = std::max({clock_, stable_, oldest_}) + 1;
-    clock_ = ts;
+    if (at) {
+        if (Status s = checkCommitTsLocked(*at, kNoTimestamp); !s.ok())
+            return s;
+        ts = *at;
+    }
+    clock_ = std::max(clock_, ts);
     if (!txn.linked_)
         linkActive(txn);
     txn.commitTs_ = ts;

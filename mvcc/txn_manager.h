@@ -158,7 +158,10 @@ class TransactionManager {
     /// take its place in timestamp order: gives the running transaction,
     /// which has written nothing, the clock's next timestamp; all_durable
     /// stays below it until completeCommit (or abort), and then moves past it.
-    StatusWith<Timestamp> reserveTimestamp(Transaction& txn);
+    /// With `at` (a secondary logging the primary's command at the primary's
+    /// timestamp): that timestamp, checked as a commit timestamp is.
+    StatusWith<Timestamp> reserveTimestamp(Transaction& txn,
+                                           std::optional<Timestamp> at = std::nullopt);
 
     /// Rolls back: every update is marked aborted. Also ends a prepared
     /// transaction. No-op when neither active nor prepared.

@@ -2204,10 +2204,46 @@ TEST_CASE("issue 18: a standalone shell: w>1 refused, w=majority met by itself")
     CHECK(o[6]["value"] == "v");
 }
 
+TEST_CASE("issue 18: rs add path=DIR adds a durable member that resumes after a restart (--json)") {
+    TempDir dir("mvkv-shell"), member("mvkv-shell-member");
+    const std::string memberDir = member.path + "/m1";
+    uint64_t applied = 0;
+    {
+        Child c({dir.path, "--json", "--sync", "none"});
+        REQUIRE(ask(c, "create c")["ok"] == true);
+        CHECK(ask(c, "rs add path=")["ok"] == false);
+        CHECK(ask(c, "rs add dir=" + memberDir)["ok"] == false);
+        json a = ask(c, "rs add path=" + memberDir);
+        REQUIRE_MESSAGE(a["ok"] == true, a.dump());
+        CHECK(a["id"] == 1);
+        REQUIRE(ask(c, "begin")["ok"] == true);
+        REQUIRE(ask(c, "put c k v0")["ok"] == true);
+        json w = ask(c, "commit w=2 wtimeout=20000");
+        REQUIRE(w["ok"] == true);
+        applied = w["commitTs"].get<uint64_t>();
+        json st = ask(c, "rs status");
+        CHECK(st["members"][1]["lastApplied"].get<uint64_t>() >= applied);
+    }
+    // A new shell on the same directories: the member resumes from its own log.
+    Child c({dir.path, "--json", "--sync", "none"});
+    REQUIRE(ask(c, "put c k2 v1")["ok"] == true);
+    json a = ask(c, "rs add path=" + memberDir);
+    REQUIRE_MESSAGE(a["ok"] == true, a.dump());
+    REQUIRE(ask(c, "begin")["ok"] == true);
+    REQUIRE(ask(c, "put c k3 v2")["ok"] == true);
+    json w = ask(c, "commit w=2 wtimeout=20000");
+    REQUIRE(w["ok"] == true);
+    json st = ask(c, "rs status");
+    CHECK(st["members"][1]["state"] == "SECONDARY");
+    CHECK(st["members"][1]["lastApplied"].get<uint64_t>() >= w["commitTs"].get<uint64_t>());
+    CHECK(st["members"][1]["lastDurable"].get<uint64_t>() <=
+          st["members"][1]["lastApplied"].get<uint64_t>());
+}
+
 TEST_CASE("issue 18: rs, commit w= and begin read_concern= are in help") {
     const std::string all = helpUsages();
     for (const char* usage :
-         {"rs add | rs status | rs pause N | rs resume N",
+         {"rs add [path=DIR] | rs status | rs pause N | rs resume N",
           "commit [commit_ts=N] [durable_ts=N] [w=N|majority] [wtimeout=MS]",
           "begin [read_ts=N] [roundup] [read_concern=local|snapshot|majority] [ignore_prepare]"})
         CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);

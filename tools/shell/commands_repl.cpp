@@ -1,5 +1,6 @@
 // rs: a replica set of the shell's engine in the same process
-// (docs/replication.md): `rs add` (one more in-memory secondary), `rs status`,
+// (docs/replication.md): `rs add [path=DIR]` (one more secondary, in memory or
+// durable on DIR), `rs status`,
 // `rs pause N`, `rs resume N`. Write and read concerns are `commit w=` and
 // `begin read_concern=` (commands_txn.cpp).
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace mvkv::tools {
 
 namespace {
 
-constexpr std::string_view kRsUsage = "rs add | rs status | rs pause N | rs resume N";
+constexpr std::string_view kRsUsage = "rs add [path=DIR] | rs status | rs pause N | rs resume N";
 
 Reply usage(std::string_view what) {
     return Reply::error(Status::InvalidArgument(
@@ -50,20 +51,28 @@ Reply rs(Shell& sh, const Args& a) {
         return rsStatus(sh);
     }
     if (verb == "add") {
-        if (a.size() != 1)
-            return usage(a[1].text);
+        // `rs add` in memory; `rs add path=DIR` durable, on its own directory.
+        std::string path;
+        if (a.size() > 2)
+            return usage(a[2].text);
+        if (a.size() == 2) {
+            std::string name;
+            if (!splitOption(a[1].text, &name, &path) || lowerCase(name) != "path" || path.empty())
+                return usage(a[1].text);
+        }
         auto set = sh.replicaSetOrStart();
         if (!set.ok())
             return Reply::error(set.status());
-        auto id = set.value()->addSecondary();
+        auto id = path.empty() ? set.value()->addSecondary() : set.value()->addSecondary(path);
         if (!id.ok())
             return Reply::error(id.status());
         Reply r;
         r.fields["id"] = id.value();
         r.fields["members"] = set.value()->size();
-        r.lines.push_back(fmt::format("member {} added (in memory), applying the oplog; the set has "
+        const std::string where = path.empty() ? "in memory" : "durable, on " + path;
+        r.lines.push_back(fmt::format("member {} added ({}), applying the oplog; the set has "
                                       "{} members",
-                                      id.value(), set.value()->size()));
+                                      id.value(), where, set.value()->size()));
         return r;
     }
     if (verb != "pause" && verb != "resume")
@@ -92,7 +101,8 @@ Reply rs(Shell& sh, const Args& a) {
 
 void addReplCommands(CommandTable& t) {
     CommandSpec& spec = t.add({"rs", std::string(kRsUsage),
-                               "a replica set of this engine: add an in-memory secondary, show "
+                               "a replica set of this engine: add a secondary (in memory, or durable on "
+                               "path=DIR), show "
                                "members and the majority commit point, pause or resume member N",
                                1, 2, rs});
     spec.usesSession = false;
