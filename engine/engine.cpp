@@ -262,8 +262,13 @@ mvcc::Timestamp Engine::majorityCommitTs() const {
 
 mvcc::Timestamp Engine::waitMajorityCommitAfter(mvcc::Timestamp after,
                                                 std::chrono::steady_clock::time_point deadline) {
-    if (majority_.attached())
-        return majority_.waitAfter(after, deadline);
+    if (majority_.attached()) {
+        const mvcc::Timestamp point = majority_.waitAfter(after, deadline);
+        // The set's point answers only while the set owns it: a set that
+        // stopped meanwhile left a point nobody advances any more.
+        if (point > after || majority_.attached())
+            return point;
+    }
     // Standalone: the oplog's visibility is the durable point (in memory,
     // the in-memory oplog's). An in-memory engine without an oplog has
     // nothing to wait on: all_durable now.

@@ -153,15 +153,16 @@ class Engine {
     // --- prepared transactions (docs/mvcc.md, "Prepared transactions") ---
 
     /// Every prepared transaction not yet committed or aborted: those a
-    /// session prepared (sessionId) and those recovery rebuilt from the
-    /// oplog after a restart (sessionId 0), which only the calls below end.
+    /// session prepared (sessionId), and those the engine owns (sessionId
+    /// 0): rebuilt from the oplog after a restart, or kept when the session
+    /// that prepared them closed; only the calls below end those.
     std::vector<PreparedTxnInfo> preparedTransactions() const { return prepared_.list(); }
-    /// Commits recovered prepared transaction `txnId` as Session::commit(
+    /// Commits engine-owned prepared transaction `txnId` as Session::commit(
     /// commitTs, durableTs) does (logged; a refused timestamp leaves it
-    /// prepared). NotFound when no recovered transaction has that id;
-    /// IllegalOperation when a session prepared it (commit it there).
+    /// prepared). NotFound when no such transaction has that id;
+    /// IllegalOperation when an open session holds it (commit it there).
     Status commitPrepared(mvcc::TxnId txnId, mvcc::Timestamp commitTs, mvcc::Timestamp durableTs);
-    /// Aborts recovered prepared transaction `txnId` (logged). Errors as
+    /// Aborts engine-owned prepared transaction `txnId` (logged). Errors as
     /// commitPrepared.
     Status abortPrepared(mvcc::TxnId txnId);
 
@@ -259,6 +260,9 @@ class Engine {
                            const std::vector<oplog::OplogEntry>& writes);
     /// The session of recovered transaction `txnId`, or the error to return.
     StatusWith<std::unique_ptr<Session>> takeRecovered(mvcc::TxnId txnId);
+    /// ~Session of a session holding a prepared transaction: an engine
+    /// session takes it over, so it stays prepared (engine/replay.cpp).
+    void keepPrepared(Session& closing);
     friend class Session;
     friend class Checkpointer;
     friend class Cursor;

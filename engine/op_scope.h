@@ -76,7 +76,7 @@ class OpScope {
         beginOpSlow(d);
         return;
     }
-    locker_.resetOperationStats();
+    locker_->resetOperationStats();
     tally_.add(OpTally::counterFor(d.op));
     curOp_.begin(d, engine_.clock_.nowNanos());
 }

@@ -37,7 +37,7 @@ Status OperationContext::lockCollection(std::string_view ns, lockmgr::LockMode m
         if (Status s = session_.lockForTransaction(*lockNs, mode, lockDeadline_); !s.ok())
             return s;
     } else {
-        locks_.emplace(session_.locker_, *lockNs, mode, lockDeadline_);
+        locks_.emplace(*session_.locker_, *lockNs, mode, lockDeadline_);
         if (!locks_->status().ok())
             return locks_->status();
     }

@@ -16,11 +16,11 @@ std::string Engine::currentOp(bool all) {
     std::vector<SessionView> views;
     ops_.forEach([&](Session& s) {
         SessionView v;
-        v.lockerId = s.locker_.id();
+        v.lockerId = s.locker_->id();
         // The running operation's lock figures and held locks are read while
         // it cannot end, so they are never the next operation's.
         v.op = s.curOp_.snapshot(ops_.opidCounter(), [&] {
-            v.lockStats = s.locker_.operationStats();
+            v.lockStats = s.locker_->operationStats();
             v.locks = lockManager_.dumpLocker(v.lockerId);
             v.waitingForDocumentLock = s.docLockWait_.load(std::memory_order_relaxed) != nullptr;
         });

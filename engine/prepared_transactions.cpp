@@ -51,6 +51,10 @@ void PreparedTransactions::wakeAll() {
 void PreparedTransactions::adopt(mvcc::TxnId id, std::unique_ptr<Session> session) {
     std::lock_guard lock(mutex_);
     recovered_[id] = std::move(session);
+    for (PreparedTxnInfo& e : entries_) {
+        if (e.txnId == id)
+            e.sessionId = 0;  // its session closed: the engine owns it now
+    }
 }
 
 std::unique_ptr<Session> PreparedTransactions::take(mvcc::TxnId id) {

@@ -28,7 +28,7 @@ struct PreparedTxnInfo {
     mvcc::TxnId txnId = mvcc::kNoTxnId;  // the id it was prepared (and logged) with
     mvcc::Timestamp prepareTs = mvcc::kNoTimestamp;
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;
-    uint64_t sessionId = 0;  // the session that prepared it; 0: recovered, owned by the engine
+    uint64_t sessionId = 0;  // the session that prepared it; 0: owned by the engine (recovered, or its session closed)
     uint64_t writes = 0;
 };
 
@@ -54,7 +54,8 @@ class PreparedTransactions {
     /// Wakes every waiter (a killOp: Session::interrupt).
     void wakeAll();
 
-    /// A recovered transaction's session, owned here until taken.
+    /// A recovered transaction's session, or the one a closing session
+    /// handed its prepared transaction to, owned here until taken.
     void adopt(mvcc::TxnId id, std::unique_ptr<Session> session);
     /// Takes the recovered session of `id` (null when there is none: not
     /// recovered, resolved, or being resolved by another caller).

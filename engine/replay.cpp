@@ -216,6 +216,20 @@ Status Engine::rebuildPrepared(mvcc::TxnId txnId, mvcc::Timestamp prepareTs,
     return Status::OK();
 }
 
+void Engine::keepPrepared(Session& closing) {
+    const mvcc::TxnId id = closing.txn_.id();
+    auto session = openSession();
+    session->setMonitored(false);
+    session->setName(fmt::format("prepared transaction {} (its session closed)", id));
+    if (Status s = closing.handOverPrepared(*session); !s.ok()) {
+        // Cannot happen (the closing session's transaction is prepared);
+        // rolled back then, as the only safe end left.
+        closing.abortPreparedTxn(true).ignore();
+        return;
+    }
+    prepared_.adopt(id, std::move(session));
+}
+
 StatusWith<std::unique_ptr<Session>> Engine::takeRecovered(mvcc::TxnId txnId) {
     if (auto session = prepared_.take(txnId))
         return session;
@@ -226,7 +240,8 @@ StatusWith<std::unique_ptr<Session>> Engine::takeRecovered(mvcc::TxnId txnId) {
                 p.sessionId));
     }
     return Status::NotFound(fmt::format(
-        "no recovered prepared transaction has id {} (preparedTransactions lists them; it may "
+        "no prepared transaction without a session has id {} (preparedTransactions lists them; "
+        "it may "
         "have been committed or aborted already)",
         txnId));
 }

@@ -6,6 +6,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "failpoint/failpoints.h"
+
 namespace mvkv::engine {
 
 namespace {
@@ -223,8 +225,13 @@ ReplicaSet::ReplicaSet(Engine& primary, ReplicaSetOptions options)
       coordinator_(std::make_shared<Coordinator>(primary)) {}
 
 ReplicaSet::~ReplicaSet() {
-    primary_.setReplicationCoordinator(nullptr);
+    // Closed first: a commit that finds the set meanwhile gets OK or
+    // IllegalOperation from it. The other order left a window where the
+    // engine had no set but the set's majority point, which no member
+    // advanced any more: a majority wait timed out on it.
     coordinator_->close();
+    failpoint::hangInReplicaSetTeardown.pauseIfFires();
+    primary_.setReplicationCoordinator(nullptr);
     std::lock_guard lock(controlMutex_);
     for (auto& m : members_)
         m->applier.reset();  // before its engine

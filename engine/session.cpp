@@ -27,7 +27,7 @@ using lockmgr::LockMode;
 Session::Session(Engine& engine, uint64_t id)
     : engine_(engine),
       id_(id),
-      locker_(engine.lockManager_),
+      locker_(std::make_unique<lockmgr::Locker>(engine.lockManager_)),
       lockTimeout_(engine.options_.lockTimeout),
       retryTimeout_(engine.options_.writeConflictRetryTimeout) {
     txn_.setOwner(id_);
@@ -39,7 +39,7 @@ Session::Session(Engine& engine, uint64_t id)
 Session::~Session() {
     assert(openCursors_ == 0 && "destroy every Cursor before its Session");
     if (txn_.prepared())
-        abortPreparedTxn(true);  // a closed session's prepared transaction is rolled back
+        engine_.keepPrepared(*this);  // it outlives the session (as in MongoDB)
     else if (txn_.active())
         abortTxn();
     if (explicit_)
@@ -62,7 +62,7 @@ void Session::interrupt() {
     // Sequentially consistent with docLockWait_ (DocumentLocks::acquire
     // publishes it, then checks the flag): either the sleeper sees the flag
     // or this sees the stripe and wakes it.
-    locker_.interrupt();
+    locker_->interrupt();
     interrupted_.store(true);
     if (LockWaiters::Stripe* stripe = docLockWait_.load())
         stripe->wakeAll();
@@ -134,7 +134,7 @@ Status Session::lockForTransaction(const lockmgr::LockNamespace& ns, LockMode mo
                              [&](const HeldLock& h) { return h.ns == ns.ns(); });
     if (held != txnLockModes_.end() && (held->mode == mode || held->mode == LockMode::kIX))
         return Status::OK();
-    lockmgr::AutoGetCollection locks(locker_, ns, mode, deadline);
+    lockmgr::AutoGetCollection locks(*locker_, ns, mode, deadline);
     if (!locks.status().ok())
         return locks.status();
     txnLocks_.push_back(std::move(locks));
@@ -172,7 +172,7 @@ Status Session::createCollection(std::string_view ns, const CollectionOptions& o
             return s;
         if (Status s = checkCatalogChange(parsed.value().db(), "create a collection"); !s.ok())
             return s;
-        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        lockmgr::AutoGetCollection locks(*locker_, ns, LockMode::kX, lockDeadline());
         if (!locks.status().ok())
             return locks.status();
         return changeCatalog(ns, createCommand(options), [&] {
@@ -189,7 +189,7 @@ Status Session::dropCollection(std::string_view ns) {
             return parsed.status();
         if (Status s = checkCatalogChange(parsed.value().db(), "drop a collection"); !s.ok())
             return s;
-        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        lockmgr::AutoGetCollection locks(*locker_, ns, LockMode::kX, lockDeadline());
         if (!locks.status().ok())
             return locks.status();
         return changeCatalog(ns, "drop", [&] { return engine_.catalog_.drop(parsed.value()); });
@@ -207,7 +207,7 @@ Status Session::setExpireAfterSeconds(std::string_view ns, int64_t seconds) {
         if (Status s = checkCatalogChange(parsed.value().db(), "change a collection's options");
             !s.ok())
             return s;
-        lockmgr::AutoGetCollection locks(locker_, ns, LockMode::kX, lockDeadline());
+        lockmgr::AutoGetCollection locks(*locker_, ns, LockMode::kX, lockDeadline());
         if (!locks.status().ok())
             return locks.status();
         std::shared_ptr<Collection> coll = engine_.catalog_.lookup(ns);
@@ -232,7 +232,7 @@ Status Session::dropDatabase(std::string_view db) {
             return s;
         if (Status s = checkCatalogChange(db, "drop a database"); !s.ok())
             return s;
-        lockmgr::DBLock lock(locker_, db, LockMode::kX, lockDeadline());
+        lockmgr::DBLock lock(*locker_, db, LockMode::kX, lockDeadline());
         if (!lock.status().ok())
             return lock.status();
         Status s = changeCatalog(db, "dropDatabase",
@@ -294,13 +294,14 @@ Status Session::abort() {
     if (!explicit_)
         return Status::IllegalOperation("no transaction is running: nothing to abort");
     OpScope op(*this, {CurOpType::kCommand, "abortTransaction"});
+    Status s;
     if (txn_.prepared())
-        abortPreparedTxn(true);
+        s = abortPreparedTxn(true);  // aborted even when its record failed
     else
         abortTxn();
     tally_.add(OpTally::kTxnAborted);
     endExplicit();
-    return op.finish(Status::OK());
+    return op.finish(std::move(s));
 }
 
 Status Session::withTransaction(const std::function<Status(Session&)>& body,

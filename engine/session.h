@@ -295,7 +295,7 @@ class Session {
     /// Any thread (Engine::killOp): when `opid` is reserved and not yet
     /// taken, marks it so that the operation that takes it starts killed.
     bool killReserved(uint64_t opid);
-    lockmgr::Locker& locker() { return locker_; }
+    lockmgr::Locker& locker() { return *locker_; }
     Engine& engine() { return engine_; }
 
   private:
@@ -323,6 +323,9 @@ class Session {
     /// commit, before it is acknowledged); an error is returned to the
     /// committer (the data is committed in memory but may not survive).
     Status logCommitted();
+    /// The commit record of txn_ appended to the oplog: the oplog's (or
+    /// the `local` lock's) error as is.
+    Status appendCommitRecord();
     /// Runs `change` (a catalog change) and, on a durable engine, logs it
     /// as `command` on `ns`, both under the engine's catalog-log mutex.
     Status changeCatalog(std::string_view ns, std::string_view command,
@@ -426,7 +429,14 @@ class Session {
     /// from the one already in the log and writes none).
     Status prepareTxn(mvcc::Timestamp prepareTs, bool log);
     /// Aborts a prepared txn_ and logs the abort record when the engine logs.
-    void abortPreparedTxn(bool log);
+    /// Its error: the abort record could not be written (rolled back in
+    /// memory all the same; the next open rebuilds it as prepared).
+    Status abortPreparedTxn(bool log);
+    /// The message of a prepared commit whose record `s` stopped.
+    std::string commitRecordError(const Status& s) const;
+    /// Moves the prepared transaction, its locks and its accounting into
+    /// `to` (a fresh session): the closing session keeps nothing of it.
+    Status handOverPrepared(Session& to);
     /// At engine close, for a recovered transaction: rolled back in memory
     /// only, so the log keeps it prepared for the next open.
     void abandonPrepared();
@@ -454,7 +464,7 @@ class Session {
 
     Engine& engine_;
     const uint64_t id_;
-    lockmgr::Locker locker_;
+    std::unique_ptr<lockmgr::Locker> locker_;  // a prepared transaction takes it when the session closes
     mvcc::Transaction txn_;
     bool explicit_ = false;
     uint64_t txnGeneration_ = 0;  // bumped when an explicit transaction ends

@@ -61,19 +61,21 @@ void Session::abortTxn() {
         engine_.oplog_->notifyCommit();  // its hole closed
 }
 
-Status Session::logCommitted() {
+Status Session::appendCommitRecord() {
     // Encoded straight from the versions into a buffer the session reuses.
     const auto& writes = txn_.writes();
     const auto count = static_cast<uint32_t>(writes.size());
     oplog::startPayload(&logPayload_, count);
     addWriteEntries(&logPayload_, txn_.commitTs(), txn_.id(), writes, pending_);
     // Writing the oplog is a write to the `local` database (seed 000).
-    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    lockmgr::DBLock local(*locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())
-        return Status(local.status().code(),
-                      "the transaction was rolled back: its oplog entry could not be written: " +
-                          local.status().message());
-    Status s = engine_.oplog_->append(logPayload_, txn_.commitTs(), count);
+        return local.status();
+    return engine_.oplog_->append(logPayload_, txn_.commitTs(), count);
+}
+
+Status Session::logCommitted() {
+    Status s = appendCommitRecord();
     if (s.code() == StatusCode::kIOError)
         return Status(s.code(),
                       "the transaction was rolled back, but its oplog record may have reached the "
@@ -93,7 +95,7 @@ Status Session::changeCatalog(std::string_view ns, std::string_view command,
         return change();
     // Every lock first, so that once the catalog changed nothing but an I/O
     // error (which stops every later write too) keeps it out of the log.
-    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    lockmgr::DBLock local(*locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())
         return local.status();
     // The change and its record together: a checkpoint lists the catalog

@@ -34,8 +34,8 @@ void Session::beginOpSlow(CurOp::Description d) {
     // interrupt during its body must reach the retry loop.
     if (!inWithTransaction_ && interrupted_.load(std::memory_order_relaxed) &&
         interrupted_.exchange(false, std::memory_order_acq_rel))
-        locker_.clearInterrupt();
-    locker_.resetOperationStats();
+        locker_->clearInterrupt();
+    locker_->resetOperationStats();
     tally_.add(OpTally::counterFor(d.op));
     uint64_t reserved = 0;
     if (reservedOpid_.load(std::memory_order_relaxed) != 0)
@@ -92,7 +92,7 @@ void Session::reportOp(int64_t nanos, StatusCode code) {
     if (!slow && !profile)
         return;
     OpSnapshot snap = curOp_.ownSnapshot(engine_.ops_.opidCounter());
-    lockmgr::LockStats locks = locker_.operationStats();
+    lockmgr::LockStats locks = locker_->operationStats();
     std::string client = name();
     FinishedOp f;
     f.op = &snap;

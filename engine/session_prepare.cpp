@@ -87,11 +87,15 @@ Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp dura
     if (engine_.logging_ && !txn_.writes().empty()) {
         // The commit record is an ordinary one at commitTs with the
         // transaction's id: recovery matches it with the prepare record.
-        s = logCommitted();
-        if (s.ok())
-            engine_.txns_.completeCommit(txn_);
-        else
-            engine_.txns_.abort(txn_);
+        s = appendCommitRecord();
+        if (!s.ok()) {
+            // Not rolled back: the log holds its prepare and no resolution,
+            // so prepared is what the next open rebuilds. Kept prepared here
+            // too, to be committed again or aborted.
+            engine_.txns_.cancelCommitPrepared(txn_);
+            return Status(s.code(), commitRecordError(s));
+        }
+        engine_.txns_.completeCommit(txn_);
         engine_.oplog_->notifyCommit();
     } else {
         engine_.txns_.completeCommit(txn_);
@@ -107,12 +111,27 @@ Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp dura
     return s;
 }
 
-void Session::abortPreparedTxn(bool log) {
+std::string Session::commitRecordError(const Status& s) const {
+    if (s.code() == StatusCode::kIOError)
+        return fmt::format(
+            "the prepared transaction was not committed and stays prepared: its commit record "
+            "could not be written ({}); the engine takes no more writes (restart it): the next "
+            "open rebuilds it as prepared (or committed, if the record reached the log file "
+            "before the error), to be resolved there by its id {}",
+            s.message(), txn_.id());
+    return "the prepared transaction was not committed and stays prepared: its commit record "
+           "could not be written: " +
+           s.message() + "; commit it again or abort it";
+}
+
+Status Session::abortPreparedTxn(bool log) {
     const mvcc::TxnId id = txn_.id();
+    Status logged;
     if (log && engine_.logging_ && id != mvcc::kNoTxnId) {
-        // Without it the next open would rebuild the transaction as
-        // prepared; an I/O error stops the engine's writes anyway.
-        logPrepareRecord(true).ignore();
+        // Without it the next open rebuilds the transaction as prepared. It
+        // is rolled back here all the same (its versions must go); the
+        // caller says so.
+        logged = logPrepareRecord(true);
     }
     engine_.txns_.abort(txn_);
     pending_.clear();
@@ -120,11 +139,45 @@ void Session::abortPreparedTxn(bool log) {
         engine_.oplog_->notifyCommit();  // its hold on all_durable is gone
     txnDesc_.prepareTs.store(0, std::memory_order_relaxed);
     engine_.prepared_.resolved(id);
+    if (logged.ok())
+        return logged;
+    return Status(logged.code(),
+                  fmt::format("the prepared transaction was rolled back, but its abort record "
+                              "could not be written ({}): the next open rebuilds it as prepared, "
+                              "to be aborted again there by its id {}",
+                              logged.message(), id));
+}
+
+Status Session::handOverPrepared(Session& to) {
+    if (Status s = engine_.txns_.handOverPrepared(txn_, to.txn_); !s.ok())
+        return s;
+    // The locks go with the transaction: a drop still waits for it. The
+    // held locks point at the locker, which moves as a whole.
+    std::swap(locker_, to.locker_);
+    to.txnLocks_ = std::move(txnLocks_);
+    to.txnLockModes_ = std::move(txnLockModes_);
+    to.txnCollections_ = std::move(txnCollections_);
+    to.pending_ = std::move(pending_);
+    txnLocks_.clear();
+    txnLockModes_.clear();
+    txnCollections_.clear();
+    pending_.clear();
+    to.explicit_ = true;
+    const auto relaxed = std::memory_order_relaxed;
+    to.txnDesc_.readTs.store(txnDesc_.readTs.load(relaxed), relaxed);
+    to.txnDesc_.startMicros.store(txnDesc_.startMicros.load(relaxed), relaxed);
+    to.txnDesc_.prepareTs.store(txnDesc_.prepareTs.load(relaxed), relaxed);
+    to.describeTxn();
+    to.txnDesc_.open.store(true, std::memory_order_release);
+    // Neither committed nor aborted here: endExplicit counts nothing.
+    txnDesc_.prepareTs.store(0, relaxed);
+    endExplicit();
+    return Status::OK();
 }
 
 void Session::abandonPrepared() {
     if (txn_.prepared())
-        abortPreparedTxn(false);
+        abortPreparedTxn(false).ignore();
 }
 
 Status Session::logPrepareRecord(bool abort) {
@@ -136,7 +189,7 @@ Status Session::logPrepareRecord(bool abort) {
                     abort ? oplog::kAbortPreparedCommand : oplog::kPrepareCommand);
     if (!abort)
         addWriteEntries(&logPayload_, ts, txn_.id(), writes, pending_);
-    lockmgr::DBLock local(locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
+    lockmgr::DBLock local(*locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())
         return local.status();
     // The transaction holds all_durable below its prepare timestamp: no

@@ -35,6 +35,10 @@ FailPoint hangBeforeCheckpointRename(
     "hangBeforeCheckpointRename",
     "a checkpoint hangs (or sleeps delay_ms) after its file is written and synced, before the "
     "rename that publishes it");
+FailPoint hangInReplicaSetTeardown(
+    "hangInReplicaSetTeardown",
+    "a replica set's teardown hangs (or sleeps delay_ms) after its waiters were released, "
+    "before the engine is standalone again");
 FailPoint pauseHistorySweep("pauseHistorySweep",
                             "the background history sweep skips its passes while on");
 FailPoint pauseTtlMonitor("pauseTtlMonitor", "the TTL monitor skips its passes while on");

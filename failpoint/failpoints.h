@@ -18,6 +18,8 @@ extern FailPoint failOplogFsync;         // fdatasync of a segment fails with EI
 // Checkpoints
 extern FailPoint failCheckpointWrite;          // a checkpoint file write fails with EIO
 extern FailPoint hangBeforeCheckpointRename;   // written and synced, not yet renamed
+// Replication
+extern FailPoint hangInReplicaSetTeardown;  // ~ReplicaSet, between its two steps
 // Background work
 extern FailPoint pauseHistorySweep;      // the sweeper skips its passes while on
 extern FailPoint pauseTtlMonitor;        // the TTL monitor skips its passes while on

@@ -504,6 +504,14 @@ Status TransactionManager::commitPrepared(Transaction& txn, Timestamp commitTs,
     return Status::OK();
 }
 
+void TransactionManager::cancelCommitPrepared(Transaction& txn) {
+    if (!txn.prepared())
+        return;
+    std::lock_guard lock(mutex_);
+    txn.commitTs_ = kNoTimestamp;
+    txn.durableTs_ = kNoTimestamp;
+}
+
 void TransactionManager::raiseNextTxnId(TxnId id) {
     std::lock_guard lock(mutex_);
     if (id >= nextId_) {
@@ -524,6 +532,46 @@ Status TransactionManager::adoptTxnId(Transaction& txn, TxnId id) {
         linkActive(txn);
     txn.id_ = id;
     publishRunningLocked();
+    return Status::OK();
+}
+
+Status TransactionManager::handOverPrepared(Transaction& from, Transaction& to) {
+    if (!from.prepared() || to.state_ != TxnState::kIdle || to.linked_)
+        return Status::IllegalOperation(
+            "only a prepared transaction can be handed over, to an idle one");
+    std::lock_guard lock(mutex_);
+    to.state_ = from.state_;
+    to.id_ = from.id_;
+    to.readTs_ = from.readTs_;
+    to.commitTs_ = from.commitTs_;
+    to.prepareTs_ = from.prepareTs_;
+    to.durableTs_ = from.durableTs_;
+    to.ignorePrepare_ = from.ignorePrepare_;
+    to.snapshot_ = std::move(from.snapshot_);
+    to.writes_ = std::move(from.writes_);
+    to.reserved_ = from.reserved_;
+    to.beginMicros_ = from.beginMicros_;
+    if (from.linked_) {
+        // `to` takes `from`'s place in the list: the oldest-reader and
+        // running-id answers do not change.
+        to.linked_ = true;
+        to.prevActive_ = from.prevActive_;
+        to.nextActive_ = from.nextActive_;
+        if (to.prevActive_)
+            to.prevActive_->nextActive_ = &to;
+        else
+            activeHead_ = &to;
+        if (to.nextActive_)
+            to.nextActive_->prevActive_ = &to;
+        from.prevActive_ = from.nextActive_ = nullptr;
+        from.linked_ = false;
+    }
+    from.state_ = TxnState::kIdle;
+    from.id_ = kNoTxnId;
+    from.readTs_ = from.commitTs_ = from.prepareTs_ = from.durableTs_ = kNoTimestamp;
+    from.ignorePrepare_ = false;
+    from.reserved_ = false;
+    from.writes_.clear();
     return Status::OK();
 }
 

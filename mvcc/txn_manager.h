@@ -188,12 +188,19 @@ class TransactionManager {
     Status prepareCommitPrepared(Transaction& txn, Timestamp commitTs, Timestamp durableTs);
     /// Both steps at once (an engine that does not log in between).
     Status commitPrepared(Transaction& txn, Timestamp commitTs, Timestamp durableTs);
+    /// Undoes prepareCommitPrepared when the commit could not be completed
+    /// (its record was not logged): the transaction is prepared as before.
+    void cancelCommitPrepared(Transaction& txn);
     /// Recovery: the next transaction ids are above `id` (the oplog's own).
     void raiseNextTxnId(TxnId id);
     /// Recovery: `txn` (active, nothing written) writes under `id`, an id
     /// below every id handed out since raiseNextTxnId: a prepared
     /// transaction rebuilt from the log keeps the id it was logged with.
     Status adoptTxnId(Transaction& txn, TxnId id);
+    /// Moves prepared `from` (its id, timestamps, snapshot and writes) into
+    /// idle `to`, which takes its place among the running transactions;
+    /// `from` is left idle. A prepared transaction outlives its session so.
+    Status handOverPrepared(Transaction& from, Transaction& to);
     /// Prepared transactions begun, and how they ended; currently prepared.
     struct PreparedCounts {
         uint64_t total = 0;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "mvkv/failpoint.h"
 #include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
@@ -530,7 +531,7 @@ TEST_CASE(
 
 TEST_CASE(
     "test_prepare16_recovered_abort_and_clean_close: a closed session's prepared "
-    "transaction is rolled back; a close leaves a recovered one prepared; its abort is "
+    "transaction stays prepared; a close leaves a recovered one prepared; its abort is "
     "logged") {
     TempDir dir("mvkv-prepare-test");
     TempDir scratchDir("mvkv-prepare-test");
@@ -547,7 +548,10 @@ TEST_CASE(
             auto gone = e->openSession();
             writeAndPrepare(*gone, {{"k", "closed"}}, 15);
         }
-        CHECK(e->preparedTransactions().empty());
+        // The closed session's transaction outlives it; the engine aborts it by id.
+        REQUIRE(e->preparedTransactions().size() == 1);
+        CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+        mustOk(e->abortPrepared(e->preparedTransactions()[0].txnId));
         CHECK(readAt(*e, "k", 0) == "old");
         auto p = e->openSession();
         writeAndPrepare(*p, {{"k", "new"}}, 20);
@@ -580,6 +584,146 @@ TEST_CASE(
     CHECK(readAt(*e, "k", 0) == "old");
     mustOk(e->openSession()->put(kNs, "k", "later"));
     CHECK(readAt(*e, "k", 0) == "later");
+}
+
+TEST_CASE(
+    "test_prepare18_outlives_its_session: a closed session's prepared transaction stays "
+    "prepared, owned by the engine, pins what it pinned, and is committed by its id") {
+    auto e = engineWith({{"k", "v1"}, {"j", "j1"}}, 10);
+    auto s = e->openSession();
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "k", "v2"));
+    mustOk(s->commit(15));
+    mvcc::TxnId id = 0;
+    {
+        auto p = e->openSession();
+        writeAndPrepare(*p, {{"k", "v3"}, {"j", "j3"}}, 20);
+        id = e->preparedTransactions().at(0).txnId;
+    }  // the session closes with its transaction prepared
+    auto list = e->preparedTransactions();
+    REQUIRE(list.size() == 1);
+    CHECK(list[0].txnId == id);
+    CHECK(list[0].prepareTs == 20);
+    CHECK(list[0].sessionId == 0);  // the engine's now
+    CHECK(list[0].writes == 2);
+    nlohmann::json ops = nlohmann::json::parse(e->currentOp(true));
+    bool listed = false;
+    for (const auto& op : ops["inprog"])
+        if (op.contains("transaction") && op["transaction"].value("prepareTimestamp", 0) == 20)
+            listed = true;
+    CHECK(listed);
+    nlohmann::json t = transactionsStatus(*e);
+    CHECK(t["currentPrepared"] == 1);
+    CHECK(t["totalPreparedThenAborted"] == 0);
+    // Readers meet it prepared; a writer conflicts with it.
+    CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+    CHECK(readAt(*e, "j", 0, true) == "j1");
+    auto w = e->openSession();
+    mustOk(w->begin());
+    CHECK(w->put(kNs, "k", "w").code() == StatusCode::kWriteConflict);
+    CHECK_FALSE(w->inTransaction());  // a conflict aborts it
+    // all_durable stays below its prepare; the history it pins stays.
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "other", "x"));
+    mustOk(s->commit(30));
+    CHECK(e->timestamps().allDurable < 20);
+    mustOk(e->setStableTimestamp(18));
+    mustOk(e->setOldestTimestamp(18));
+    e->sweepHistory();
+    e->sweepHistory();
+    CHECK(readAt(*e, "k", 18) == "v2");
+    CHECK(readAt(*e, "k", 19, true) == "v2");
+    // A commit below its prepare is refused and leaves it prepared, still the engine's.
+    CHECK(e->commitPrepared(id, 19, 19).code() != StatusCode::kOk);
+    REQUIRE(e->preparedTransactions().size() == 1);
+    mustOk(e->commitPrepared(id, 25, 35));
+    CHECK(e->preparedTransactions().empty());
+    CHECK(e->timestamps().allDurable >= 35);
+    CHECK(readAt(*e, "k", 24) == "v2");
+    CHECK(readAt(*e, "k", 25) == "v3");
+    CHECK(readAt(*e, "j", 0) == "j3");
+    t = transactionsStatus(*e);
+    CHECK(t["currentPrepared"] == 0);
+    CHECK(t["totalPreparedThenCommitted"] == 1);
+    CHECK(e->commitPrepared(id, 40, 40).code() == StatusCode::kNotFound);
+}
+
+TEST_CASE(
+    "test_prepare19_orphan_survives_close: a closed session's prepared transaction is "
+    "rebuilt by the next open and committed there") {
+    TempDir dir("mvkv-prepare-test");
+    mvcc::TxnId id = 0;
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        auto s = e->openSession();
+        mustOk(s->createCollection(kNs));
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "k", "old"));
+        mustOk(s->commit(10));
+        {
+            auto p = e->openSession();
+            writeAndPrepare(*p, {{"k", "new"}}, 20);
+            id = e->preparedTransactions().at(0).txnId;
+        }
+        REQUIRE(e->preparedTransactions().size() == 1);
+        mustOk(e->checkpoint());  // never holds the prepared write as committed
+    }  // a clean close with it unresolved: dropped in memory, kept in the log
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        REQUIRE(e->preparedTransactions().size() == 1);
+        CHECK(e->preparedTransactions()[0].txnId == id);
+        CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+        CHECK(readAt(*e, "k", 0, true) == "old");
+        mustOk(e->commitPrepared(id, 25, 25));
+    }
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+    CHECK(e->preparedTransactions().empty());
+    CHECK(readAt(*e, "k", 24) == "old");
+    CHECK(readAt(*e, "k", 0) == "new");
+}
+
+TEST_CASE(
+    "test_prepare20_commit_record_not_written: the commit returns the error and the "
+    "transaction stays prepared; the next open rebuilds it, and it is committed there") {
+    TempDir dir("mvkv-prepare-test");
+    mvcc::TxnId id = 0;
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        auto s = e->openSession();
+        mustOk(s->createCollection(kNs));
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "k", "old"));
+        mustOk(s->commit(10));
+        auto p = e->openSession();
+        writeAndPrepare(*p, {{"k", "new"}}, 20);
+        id = e->preparedTransactions().at(0).txnId;
+        REQUIRE_OK(configureFailPoint("failOplogWrite", "times 1").status());
+        Status c = p->commit(25, 25);
+        CHECK(c.code() == StatusCode::kIOError);
+        CHECK(c.message().find("stays prepared") != std::string::npos);
+        CHECK(p->prepared());
+        REQUIRE(e->preparedTransactions().size() == 1);
+        CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+        // The engine takes no more writes: the abort's record fails too, and
+        // says so; it is rolled back in memory all the same.
+        Status a = p->abort();
+        CHECK(a.code() == StatusCode::kIOError);
+        CHECK(a.message().find("rebuilds it as prepared") != std::string::npos);
+        CHECK_FALSE(p->inTransaction());
+        CHECK(readAt(*e, "k", 0) == "old");
+    }
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        REQUIRE(e->preparedTransactions().size() == 1);
+        CHECK(e->preparedTransactions()[0].txnId == id);
+        CHECK(readAt(*e, "k", 0) == "<PrepareConflict>");
+        mustOk(e->commitPrepared(id, 25, 25));
+        CHECK(readAt(*e, "k", 0) == "new");
+    }
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+    CHECK(e->preparedTransactions().empty());
+    CHECK(readAt(*e, "k", 24) == "old");
+    CHECK(readAt(*e, "k", 0) == "new");
 }
 
 TEST_CASE(

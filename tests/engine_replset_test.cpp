@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/replica_set.h"
+#include "mvkv/failpoint.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
@@ -143,6 +144,34 @@ TEST_CASE("replset: {w:majority} with one of three paused is met; with two it ti
     mustOk(f.set->resume(2));
     f.waitMajority(late);
     CHECK(f.read("b", ReadConcern::kMajority) == "2");
+}
+
+TEST_CASE("replset: a commit during the set's teardown gets OK or IllegalOperation, never a timeout") {
+    // The teardown is held (failpoint hangInReplicaSetTeardown) between its
+    // two steps while commits with {w: "majority"} and {w: 3} run: the
+    // majority point is stuck below them (both members paused), and the
+    // teardown, not the wtimeout, must be their answer.
+    SetFixture f(2);
+    mvcc::Timestamp ts = 0;
+    mustOk(f.write("a", "1", WriteConcern::majorityOf(kLong), &ts));
+    mustOk(f.set->pause(1));
+    mustOk(f.set->pause(2));
+    auto armed = configureFailPoint("hangInReplicaSetTeardown", "times 1");
+    REQUIRE_OK(armed.status());
+    std::thread teardown([&] { f.set.reset(); });
+    REQUIRE_OK(waitForFailPoint("hangInReplicaSetTeardown", armed.value() + 1, kLong));
+    Status majority = f.write("b", "2", WriteConcern::majorityOf(1ms));
+    Status three = f.write("c", "3", WriteConcern::nodes(3, 1ms));
+    mustOk(configureFailPoint("hangInReplicaSetTeardown", "off").status());
+    teardown.join();
+    CHECK_MESSAGE((majority.ok() || majority.code() == StatusCode::kIllegalOperation),
+                  majority.toString());
+    CHECK_MESSAGE(three.code() == StatusCode::kIllegalOperation, three.toString());
+    CHECK(three.message().find("IS committed") != std::string::npos);
+    // Both committed; the engine is standalone again: a majority of one.
+    CHECK(getOr(*f.session, "app.c", "b") == "2");
+    CHECK(getOr(*f.session, "app.c", "c") == "3");
+    mustOk(f.write("d", "4", WriteConcern::majorityOf(kLong)));
 }
 
 TEST_CASE("replset: {w:N} counts members that applied; more than the set is refused, txn open") {
