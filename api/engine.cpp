@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #define MVKV_STR2(x) #x
 #define MVKV_STR(x) MVKV_STR2(x)
 
@@ -18,6 +21,12 @@ const char* versionString() {
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Engine::~Engine() {
+    if (impl_->engine && impl_->sessions.load(std::memory_order_acquire) != 0) {
+        // The sessions would outlive what they point into.
+        std::fprintf(stderr, "mvkv: an Engine was destroyed with %lld session(s) still open\n",
+                     static_cast<long long>(impl_->sessions.load()));
+        std::abort();
+    }
     close().ignore();  // close() reports what this cannot
 }
 

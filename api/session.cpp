@@ -25,11 +25,14 @@ Status Session::dropDatabase(std::string_view db) {
 Status Session::begin(const TxnOptions& options) {
     // Before the snapshot is taken: every commit at or below it finished
     // first, so the snapshot sees it.
-    impl_->allDurableAtBegin =
+    const Timestamp allDurable =
         options.readTs == kNoTimestamp && options.readConcern == ReadConcern::kLocal
             ? impl_->session->engine().transactions().allDurable()
             : kNoTimestamp;
-    return impl_->session->begin(api::toEngine(options));
+    Status s = impl_->session->begin(api::toEngine(options));
+    if (s.ok())  // a refused begin leaves the running transaction's point alone
+        impl_->allDurableAtBegin = allDurable;
+    return s;
 }
 
 Timestamp Session::readTimestamp() const {
@@ -73,8 +76,18 @@ bool Session::inTransaction() const {
 
 Status Session::withTransaction(const std::function<Status(Session&)>& body,
                                 const TxnOptions& options) {
-    return impl_->session->withTransaction([&](engine::Session&) { return body(*this); },
-                                           api::toEngine(options));
+    // The engine begins each attempt itself: its all_durable point is not
+    // known here (readTimestamp() says kNoTimestamp then).
+    return impl_->session->withTransaction(
+        [&](engine::Session&) {
+            impl_->allDurableAtBegin = kNoTimestamp;
+            return body(*this);
+        },
+        api::toEngine(options));
+}
+
+Timestamp Session::lastCommitTimestamp() const {
+    return impl_->session->lastCommitTs();
 }
 
 Status Session::prepare(Timestamp prepareTs) {

@@ -23,8 +23,6 @@ constexpr size_t kMaxValueLimit = size_t{1} << 30;
 }  // namespace
 
 StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
-    if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
-        return s;
     if (options.maxKeyBytes == 0 || options.maxKeyBytes > kMaxKeyLimit)
         return Status::InvalidArgument(fmt::format("maxKeyBytes {} is out of range; use 1..{}",
                                                    options.maxKeyBytes, kMaxKeyLimit));
@@ -72,6 +70,8 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             engine->oplog_ = engine->memOplog_.get();
             engine->logging_ = true;
         }
+        if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
+            return s;
         engine->ttlMonitor_->start(o.ttlMonitorSleep);
         return engine;
     }
@@ -160,6 +160,10 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
                    "mvkv: {}: this directory was repaired ({} time{}); what was lost is listed in "
                    "{}/{} (status recovery); clear it once dealt with (repair clear)\n",
                    o.path, r.repairs, r.repairs == 1 ? "" : "s", o.path, kRepairRecordName);
+    // After recovery, before the background work: a failpoint set at
+    // start-up acts on what the engine does once open, not on its recovery.
+    if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
+        return s;
     engine->checkpointer_->start(o.checkpointInterval);
     // After replay: the monitor's deletes are logged like any commit.
     engine->ttlMonitor_->start(o.ttlMonitorSleep);
@@ -205,11 +209,14 @@ Status Engine::openSlowOpLog(bool withFile) {
 }
 
 Engine::~Engine() {
+    // Checkpoints first: dropping the prepared transactions below frees
+    // all_durable, and a checkpoint taken then would hold a timestamp past
+    // their prepare, so the next open would not rebuild them.
+    if (checkpointer_)
+        checkpointer_->stop();  // its sessions end before the check below
     prepared_.dropRecovered();  // the log keeps them prepared for the next open
     ttlMonitor_->stop();    // no pass begins after this; its session ends here
     profiler_->shutdown();  // its session ends before the check below
-    if (checkpointer_)
-        checkpointer_->stop();  // its sessions end before the check below
     assert(sessions_.load() == 0 && "destroy every Session before its Engine");
     checkpointer_.reset();
     log_.reset();  // written and synced, lock released, before the rest goes

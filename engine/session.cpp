@@ -570,7 +570,8 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
     // An upsert needs no existence check, and write() checks for conflicts
     // itself; the others must see a conflict before they judge existence.
     Status s = op == WriteOp::kPut ? Status::OK() : txns.checkWrite(txn_, slot);
-    if (failpoint::writeConflictOnKey.checkKey(key)) [[unlikely]]
+    if (failpoint::writeConflictOnKey.armed() && clientOp() &&
+        failpoint::writeConflictOnKey.checkKey(key)) [[unlikely]]
         s = Status::WriteConflict("forced by failpoint writeConflictOnKey");
     char logOp = 'u';
     if (s.ok()) {

@@ -264,6 +264,11 @@ class Session {
     /// False for the engine's own sessions (checkpoints, replay, replica
     /// appliers): their operations are never slow-logged or profiled.
     void setMonitored(bool on) { monitored_ = on; }
+    /// A client's operation: not recovery, replication apply or the engine's
+    /// own reads. The transaction failpoints act on these alone.
+    bool clientOp() const {
+        return monitored_.load(std::memory_order_relaxed) && !applyingOplog_;
+    }
     /// Any thread: interrupts the operation running in this session, like
     /// MongoDB's killOp. A lock wait returns Interrupted; an implicit write's
     /// (or withTransaction's) retry loop stops with Interrupted. An interrupt

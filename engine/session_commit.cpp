@@ -21,8 +21,10 @@ namespace mvkv::engine {
 using lockmgr::LockMode;
 
 Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
-    failpoint::hangBeforeCommit.pauseIfFires();
-    failpoint::crashPoint("beforeCommit");
+    if (failpoint::hangBeforeCommit.armed() && clientOp())
+        failpoint::hangBeforeCommit.pauseIfFires();
+    if (failpoint::abortProcess.armed() && clientOp())
+        failpoint::crashPoint("beforeCommit");
     measureCommit();
     Status s;
     if (!engine_.logging_) {
@@ -35,8 +37,10 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
         if (s.ok() && prepared.value() != mvcc::kNoTimestamp) {
             s = logCommitted();
             if (s.ok()) {
-                failpoint::hangAfterOplogAppend.pauseIfFires();
-                failpoint::crashPoint("afterOplogAppend");
+                if (failpoint::hangAfterOplogAppend.armed() && clientOp())
+                    failpoint::hangAfterOplogAppend.pauseIfFires();
+                if (failpoint::abortProcess.armed() && clientOp())
+                    failpoint::crashPoint("afterOplogAppend");
                 engine_.txns_.completeCommit(txn_);
             }
             else

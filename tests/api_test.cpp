@@ -78,6 +78,14 @@ TEST_CASE("api: commit returns its timestamp; a read-only commit returns none") 
     REQUIRE(chosen.ok());
     CHECK(chosen.value() == first.value() + 100);
     CHECK(s->commit().status().code() == mvkv::StatusCode::kIllegalOperation);
+    CHECK(s->lastCommitTimestamp() == chosen.value());
+    // A refused second begin leaves the running transaction's point alone.
+    ok(s->begin());
+    const mvkv::Timestamp point = s->readTimestamp();
+    ok(s->put("h.c", "later", "x"));
+    CHECK(s->begin().code() == mvkv::StatusCode::kIllegalOperation);
+    CHECK(s->readTimestamp() == point);
+    ok(s->abort());
 }
 
 TEST_CASE("api: a snapshot says where it lies: its read timestamp, or all_durable when it began") {

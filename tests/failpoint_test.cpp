@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "failpoint/failpoints.h"
@@ -325,11 +326,15 @@ TEST_CASE("failpoint: abortProcess kills the process at the named crash point, a
 // each case runs in a fresh process (this binary again, running only the
 // skipped case below).
 TEST_CASE("failpoint: MVKV_FAILPOINTS configures failpoints at the first open, and a bad one fails it") {
+    TempDir dir("mvkv-failpoint-test");
     for (const char* expect : {"good", "bad"}) {
         CAPTURE(std::string(expect));
+        // The child case leaves it: a filter that ran nothing would pass too.
+        const std::string marker = dir.path + "/ran-" + expect;
         pid_t pid = fork();
         if (pid == 0) {
             setenv("MVKV_FAILPOINT_TEST_EXPECT", expect, 1);
+            setenv("MVKV_FAILPOINT_TEST_MARKER", marker.c_str(), 1);
             setenv("MVKV_FAILPOINTS",
                    std::string(expect) == "bad"
                        ? "pauseTtlMonitor times 2; noSuchPoint alwaysOn"
@@ -343,12 +348,14 @@ TEST_CASE("failpoint: MVKV_FAILPOINTS configures failpoints at the first open, a
         waitpid(pid, &st, 0);
         REQUIRE(WIFEXITED(st));
         CHECK(WEXITSTATUS(st) == 0);
+        CHECK(std::filesystem::exists(marker));
     }
 }
 
 TEST_CASE("failpoint environment child (run by the case above)" * doctest::skip()) {
     const char* expect = std::getenv("MVKV_FAILPOINT_TEST_EXPECT");
     REQUIRE(expect != nullptr);
+    std::ofstream(std::getenv("MVKV_FAILPOINT_TEST_MARKER")) << "ran\n";
     auto r = Engine::open(EngineOptions{});
     if (std::string(expect) == "bad") {
         CHECK(r.status().code() == StatusCode::kNotFound);

@@ -17,7 +17,10 @@
 // Session (and Cursor) first, then close() it to learn whether the final
 // flush succeeded; the destructor closes it too, but cannot report.
 //
-// Thread safety: every method from any thread, concurrently.
+// Thread safety: every method from any thread, concurrently, except
+// close() (and the destructor): no other call on the engine may run beside
+// it. Destroying an engine while a Session is open is a contract breach
+// that stops the process with a message.
 #pragma once
 
 #include <chrono>

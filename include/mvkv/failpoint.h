@@ -18,8 +18,8 @@
 // wait until another thread is inside a hang.
 //
 // Text form (the shell's `failpoint NAME MODE [data]`, and the environment
-// variable MVKV_FAILPOINTS, read by the first Engine::open of a process as
-// entries separated by ';'):
+// variable MVKV_FAILPOINTS, read by the first Engine::open of a process,
+// after its recovery, as entries separated by ';'):
 //   NAME off | alwaysOn | times N | skip N | activationProbability P
 //        [key=K] [delay_ms=N]
 // e.g. MVKV_FAILPOINTS='failOplogFsync times 1; hangBeforeCommit alwaysOn delay_ms=50'

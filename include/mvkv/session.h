@@ -59,9 +59,14 @@ class Session {
     /// below oldest (without roundUpReadTs) or with read concern majority.
     Status begin(const TxnOptions& options = {});
     /// The running transaction's snapshot point: its read timestamp, or,
-    /// begun without one, all_durable when it began: every commit at or
-    /// below it is visible; a commit above it is visible only if it had
-    /// finished when the transaction began. kNoTimestamp with no transaction.
+    /// begun without one, all_durable just before it began: every commit
+    /// at or below that point had finished then, and so is visible. It is
+    /// a lower bound, not an exact cut: commits that finished before the
+    /// transaction began with timestamps above it are visible too, and an
+    /// in-memory engine accepts later commits at older timestamps, which
+    /// the snapshot does not see (docs/mvcc.md). kNoTimestamp with no
+    /// transaction, and inside withTransaction's body when it was begun
+    /// without a read timestamp.
     Timestamp readTimestamp() const;
     /// Fixes the commit timestamp now (WiredTiger's timestamp_transaction).
     Status timestampTransaction(Timestamp commitTs);
@@ -76,6 +81,10 @@ class Session {
     /// commit when it was not met in time (the write IS committed).
     StatusWith<Timestamp> commit(const WriteConcern& wc,
                                  std::optional<Timestamp> commitTs = std::nullopt);
+    /// The commit timestamp of this session's newest commit that wrote
+    /// (explicit or implicit; kNoTimestamp before the first): after a
+    /// WriteConcernTimeout, the committed write's timestamp.
+    Timestamp lastCommitTimestamp() const;
     /// IllegalOperation when none is running; aborts a prepared one too.
     Status abort();
     bool inTransaction() const;
