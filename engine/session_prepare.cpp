@@ -152,8 +152,15 @@ Status Session::handOverPrepared(Session& to) {
     if (Status s = engine_.txns_.handOverPrepared(txn_, to.txn_); !s.ok())
         return s;
     // The locks go with the transaction: a drop still waits for it. The
-    // held locks point at the locker, which moves as a whole.
-    std::swap(locker_, to.locker_);
+    // held locks point at the locker, which moves as a whole. currentOp
+    // reads both sessions' lockers under the registry's mutex.
+    {
+        std::lock_guard registry(engine_.ops_.mutex());
+        std::swap(locker_, to.locker_);
+    }
+    // A kill of the closing session's last operation must not stop the
+    // new owner's lock waits (only a session's next operation clears it).
+    to.locker_->clearInterrupt();
     to.txnLocks_ = std::move(txnLocks_);
     to.txnLockModes_ = std::move(txnLockModes_);
     to.txnCollections_ = std::move(txnCollections_);

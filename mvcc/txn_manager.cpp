@@ -508,7 +508,9 @@ void TransactionManager::cancelCommitPrepared(Transaction& txn) {
     if (!txn.prepared())
         return;
     std::lock_guard lock(mutex_);
-    txn.commitTs_ = kNoTimestamp;
+    // Prepared again: held, as prepare() holds it, below the prepare
+    // timestamp (with no commit timestamp it would hold nothing back).
+    txn.commitTs_ = txn.prepareTs_;
     txn.durableTs_ = kNoTimestamp;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockmgr/raii_locks.h"
 #include "mvkv/failpoint.h"
 #include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
@@ -791,4 +792,38 @@ TEST_CASE(
         t.join();
     CHECK(failures.load() == 0);
     CHECK(readAt(*e, "a", 0) == "300");
+}
+
+TEST_CASE(
+    "test_prepare21_commit_record_lock_timeout: a prepared commit that could not log stays "
+    "prepared and still holds all_durable below its prepare timestamp") {
+    TempDir dir("mvkv-prepare-test");
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto s = e->openSession();
+    mustOk(s->createCollection(kNs));
+    mustOk(s->createCollection("test.other"));
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "k", "old"));
+    mustOk(s->commit(10));
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    {
+        // Another locker holds `local`: the commit record cannot be written.
+        lockmgr::Locker other(e->lockManager());
+        lockmgr::DBLock hold(other, "local", lockmgr::LockMode::kX);
+        REQUIRE(hold.status().ok());
+        p->setLockTimeout(std::chrono::milliseconds(10));
+        Status c = p->commit(25, 25);
+        CHECK(c.code() == StatusCode::kLockTimeout);
+        CHECK(p->prepared());
+    }
+    // Later commits above the prepare timestamp finish; all_durable (and so
+    // every checkpoint and oplog reader) stays below the prepare.
+    mustOk(s->begin());
+    mustOk(s->put("test.other", "x", "1"));
+    mustOk(s->commit(30));
+    CHECK(e->timestamps().allDurable < 20);
+    p->setLockTimeout(std::nullopt);
+    mustOk(p->commit(25, 25));
+    CHECK(readAt(*e, "k", 0) == "new");
 }
