@@ -46,9 +46,7 @@ bool parseNumber(std::string_view text, T* out) {
     return ec == std::errc() && end == text.data() + text.size();
 }
 
-using Parsed = FailPointSetting;
-
-StatusWith<Parsed> parseModeAndData(std::string_view name, std::string_view text) {
+StatusWith<FailPointSetting> parseModeAndData(std::string_view name, std::string_view text) {
     const auto w = words(text);
     auto bad = [&](std::string what) {
         return Status::InvalidArgument(fmt::format(
@@ -58,7 +56,7 @@ StatusWith<Parsed> parseModeAndData(std::string_view name, std::string_view text
     };
     if (w.empty())
         return bad("no mode");
-    Parsed p;
+    FailPointSetting p;
     size_t next = 1;
     if (w[0] == "off") {
         p.mode.kind = FailPointModeKind::kOff;
@@ -121,9 +119,6 @@ StatusWith<uint64_t> configureFailPoint(std::string_view name, const FailPointMo
 }
 
 StatusWith<uint64_t> configureFailPoint(std::string_view name, std::string_view modeAndData) {
-    auto fp = find(name);
-    if (!fp.ok())
-        return fp.status();
     auto parsed = parseModeAndData(name, modeAndData);
     if (!parsed.ok())
         return parsed.status();
@@ -133,7 +128,7 @@ StatusWith<uint64_t> configureFailPoint(std::string_view name, std::string_view 
 Status configureFailPoints(std::string_view spec) {
     struct One {
         failpoint::FailPoint* fp;
-        Parsed parsed;
+        FailPointSetting parsed;
     };
     std::vector<One> all;
     size_t start = 0;
