@@ -93,6 +93,7 @@ LockResult LockManager::newRequest(LockHead* head, LockRequest* r) {
             head->conflict.pushBack(r);
         }
         head->incConflict(r->mode);
+        noteWaitChange();
         return LockResult::kWaiting;
     }
     r->status = Status::kGranted;
@@ -120,6 +121,7 @@ LockResult LockManager::convert(LockRequest* r, LockMode newMode) {
     r->status = Status::kConverting;
     r->convertMode = newMode;
     head->incConverting(newMode);
+    noteWaitChange();
     return LockResult::kWaiting;
 }
 
@@ -132,6 +134,7 @@ void LockManager::unlockSlow(LockRequest* r) {
         case Status::kConverting:
             head->decConverting(r->convertMode);
             r->convertMode = LockMode::kNone;
+            noteWaitChange();
             [[fallthrough]];
         case Status::kGranted:
             head->granted.remove(r);
@@ -142,6 +145,7 @@ void LockManager::unlockSlow(LockRequest* r) {
         case Status::kWaiting:
             head->conflict.remove(r);
             head->decConflict(r->mode);
+            noteWaitChange();
             break;
         case Status::kNew:
             assert(false && "unlock of a request that was never placed");
@@ -188,6 +192,7 @@ LockResult LockManager::cancelWait(LockRequest* r) {
         case Status::kWaiting:
             head->conflict.remove(r);
             head->decConflict(r->mode);
+            noteWaitChange();
             r->status = Status::kNew;
             r->mode = LockMode::kNone;
             r->lock = nullptr;
@@ -196,6 +201,7 @@ LockResult LockManager::cancelWait(LockRequest* r) {
             head->decConverting(r->convertMode);
             r->convertMode = LockMode::kNone;
             r->status = Status::kGranted;
+            noteWaitChange();
             break;
         case Status::kNew:
             return LockResult::kWaiting;
@@ -236,6 +242,7 @@ void LockManager::grantWaiters(LockHead* head) {
             r->mode = r->convertMode;
             r->convertMode = LockMode::kNone;
             r->status = Status::kGranted;
+            noteWaitChange();
             r->notify->notify(LockResult::kOk);
         }
     }
@@ -261,6 +268,7 @@ void LockManager::grantWaiters(LockHead* head) {
         if (r->compatibleFirst)
             ++head->compatibleFirstCount;
         r->status = Status::kGranted;
+        noteWaitChange();
         r->notify->notify(LockResult::kOk);
     }
 }
@@ -435,6 +443,23 @@ void LockManager::fillInfo(LockHead& head, LockHeadInfo& info) {
 }
 
 std::vector<LockHeadInfo> LockManager::dump() const {
+    // Read bucket by bucket, a lock taken before queueing could be read
+    // before it was granted and the queued request after: currentOp showed a
+    // waiter on a collection without its database intent. So the read is
+    // retried while a request started or stopped waiting during it. Then
+    // every waiter shown queued before the read began, after the locks it
+    // took first (a later waitChanges_ value seen means those are seen too).
+    constexpr int kAttempts = 8;
+    std::vector<LockHeadInfo> out;
+    for (int attempt = 1;; ++attempt) {
+        uint64_t before = waitChanges_.load(std::memory_order_acquire);
+        out = dumpOnce();
+        if (waitChanges_.load(std::memory_order_acquire) == before || attempt == kAttempts)
+            return out;
+    }
+}
+
+std::vector<LockHeadInfo> LockManager::dumpOnce() const {
     std::vector<LockHeadInfo> out;
     for (size_t i = 0; i < kNumBuckets; ++i) {
         std::lock_guard<std::mutex> g(buckets_[i].mutex);

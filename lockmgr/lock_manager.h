@@ -163,7 +163,10 @@ class LockManager {
 
     // ---- Introspection ----
 
-    /// Every resource with granted or waiting requests.
+    /// Every resource with granted or waiting requests. A waiter is shown
+    /// with the locks it took before it queued: the read is retried (up to 8
+    /// times, then the last is returned) while a request starts or stops
+    /// waiting during it.
     std::vector<LockHeadInfo> dump() const;
     /// The resources `locker` holds or waits for (thread-safe; for currentOp).
     std::vector<LockHeadInfo> dumpLocker(LockerId locker) const;
@@ -370,6 +373,11 @@ class LockManager {
     mutable std::mutex deadlockMutex_;
     std::deque<DeadlockRecord> deadlocks_;  // GUARDED_BY(deadlockMutex_)
     std::atomic<uint64_t> deadlocksDetected_{0};
+    // Counts requests starting or stopping a wait (or a conversion), under
+    // their bucket mutex: dump() retries while it moves.
+    std::atomic<uint64_t> waitChanges_{0};
+    void noteWaitChange() { waitChanges_.fetch_add(1, std::memory_order_acq_rel); }
+    std::vector<LockHeadInfo> dumpOnce() const;
 
     std::atomic<LockerId> nextLockerId_{1};
     std::atomic<int64_t> queuedReaders_{0};

@@ -197,6 +197,53 @@ TEST_CASE("blocking: a waiter blocked in lock() is woken by the holder's unlock"
     checkEmpty(mgr);
 }
 
+TEST_CASE("dump: a waiter is always shown with the locks it took before it queued") {
+    // currentOp reads a locker's locks from dump(). Read bucket by bucket, a
+    // dump could catch the database intent before its grant and the queued
+    // collection request after it: a waiter without its intent. Each round
+    // races one such acquisition against back-to-back dumps.
+    LockManager mgr;
+    int waitsSeen = 0;
+    for (int round = 0; round < 200; ++round) {
+        const std::string db = "db" + std::to_string(round % 16);
+        const std::string ns = db + ".c";
+        const ResourceId dbId = ResourceId::database(db), collId = ResourceId::collection(ns);
+        Locker holder(mgr), waiter(mgr);
+        REQUIRE(holder.lock(collId, LockMode::kX, Deadline::never(), ns).ok());
+        Status result = Status::Internal("not run");
+        std::thread t([&] {
+            if (Status s = waiter.lock(dbId, LockMode::kIX, Deadline::never(), db); !s.ok()) {
+                result = s;
+                return;
+            }
+            result = waiter.lock(collId, LockMode::kX, Deadline::never(), ns);
+        });
+        bool waiting = false;
+        for (int i = 0; i < 1'000'000 && !waiting; ++i) {
+            bool holdsDb = false;
+            for (const LockHeadInfo& h : mgr.dump()) {
+                for (const auto& e : h.granted)
+                    holdsDb |= h.resource == dbId && e.locker == waiter.id();
+                for (const auto& e : h.waiting)
+                    waiting |= h.resource == collId && e.locker == waiter.id();
+            }
+            if (waiting)
+                CHECK_MESSAGE(holdsDb, "round " << round << ": a waiter on " << ns
+                                                << " shown without its intent on " << db);
+            if (!waiting && i > 1000)
+                std::this_thread::yield();
+        }
+        CHECK(holder.unlock(collId).ok());
+        t.join();
+        waitsSeen += waiting;
+        REQUIRE(result.ok());
+        CHECK(waiter.unlock(collId).ok());
+        CHECK(waiter.unlock(dbId).ok());
+    }
+    CHECK(waitsSeen == 200);
+    checkEmpty(mgr);
+}
+
 TEST_CASE("interrupt: a waiting locker returns Interrupted and can lock again after clearing") {
     LockManager mgr;
     {
