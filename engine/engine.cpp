@@ -69,6 +69,11 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
             engine->memOplog_ = std::move(mem).value();
             engine->oplog_ = engine->memOplog_.get();
             engine->logging_ = true;
+            // Its readers (tail, replicas, change streams) read up to
+            // all_durable and move on, as a durable engine's do: a commit
+            // below a record they passed would be missed, and a secondary
+            // resuming after a timestamp would skip a second record at it.
+            txns.requireOrderedCommits();
         }
         if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
             return s;

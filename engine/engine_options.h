@@ -40,6 +40,8 @@ struct EngineOptions {
     /// The oplog of an in-memory engine (docs/oplog.md, "In memory"): kept
     /// in memory, capped by payload bytes (the oldest records go first);
     /// 0 keeps none (no oplog, tail, replica of it or change stream).
+    /// With an oplog, commits are in timestamp order as on a durable engine
+    /// (docs/oplog.md, "Commit order"); 0 gives WiredTiger's freer rules.
     uint64_t inMemoryOplogCapBytes = 64ull << 20;
     /// Checkpoints on a data directory: how often the background thread
     /// writes one (0: only Engine::checkpoint()), and how many stay on disk

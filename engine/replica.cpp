@@ -73,6 +73,7 @@ ReplicaApplier::ReplicaApplier(Engine& secondary, ReplicaOptions options,
       lastApplied_(options.startAfter),
       lastDurable_(options.startAfter),
       durable_(secondary.recovery().durable),
+      ordered_(secondary.oplog() != nullptr),
       syncsEachCommit_(durable_ && secondary.oplog() &&
                        secondary.oplog()->syncMode() == oplog::SyncMode::kFsync),
       cursor_(std::move(cursor)),
@@ -199,7 +200,7 @@ Status ReplicaApplier::applyBatch(const Entries& batch) {
 }
 
 Status ReplicaApplier::applyRun(const Entries& batch, size_t begin, size_t end) {
-    if (durable_) {
+    if (ordered_) {
         // In timestamp order on one session (the header's "Durable
         // secondaries"); the workers stay idle.
         std::vector<uint32_t> all;
@@ -236,9 +237,9 @@ Status ReplicaApplier::applyRun(const Entries& batch, size_t begin, size_t end) 
 
 Status ReplicaApplier::applyCommand(const oplog::OplogEntry& e) {
     Session& s = *commandSession_;
-    // A durable secondary logs the command at the primary's timestamp.
+    // A secondary with an oplog logs the command at the primary's timestamp.
     auto logAtPrimaryTs = [&] {
-        if (durable_)
+        if (ordered_)
             s.setNextCommandTimestamp(e.ts);
     };
     Status r;

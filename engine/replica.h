@@ -48,17 +48,18 @@
 // got several of them: resynchronize then.
 //
 // Durable secondaries (an engine on a data directory, docs/replication.md,
-// "Durable members"): its own oplog must log the primary's history in the
-// primary's timestamp order, so that replaying it rebuilds the same state and
-// its readers never miss a record (a durable engine commits in timestamp
-// order only). So its data runs are applied serially on the tailing thread,
+// "Durable members"), and any secondary with an oplog of its own (in memory
+// with inMemoryOplogCapBytes > 0): its own oplog must log the primary's
+// history in the primary's timestamp order, so that replaying it rebuilds
+// the same state and its readers never miss a record (an engine with an
+// oplog commits in timestamp order only). So its data runs are applied serially on the tailing thread,
 // one transaction per primary timestamp committed at it (the primary's
 // transactions at one timestamp become one record), and each catalog command
 // is logged at the primary's timestamp (Session::setNextCommandTimestamp).
 // Why not parallel apply logged in order afterwards: the log is written at
 // commit, and reordering commits of parallel workers would need them to
 // wait for each other per timestamp, which is the serial apply with more
-// threads. The in-memory path keeps its parallel workers.
+// threads. A secondary without an oplog keeps the parallel workers.
 // lastDurableTs() is what the secondary's own oplog has synced: with
 // SyncMode kFsync every applied commit (durable = applied); otherwise the
 // applier syncs it (Oplog::flush) every syncEveryBatches batches and when
@@ -212,6 +213,7 @@ class ReplicaApplier {
     std::atomic<mvcc::Timestamp> lastApplied_;
     std::atomic<mvcc::Timestamp> lastDurable_;
     const bool durable_;         // the secondary is on a data directory
+    const bool ordered_;         // it has an oplog: applied serially, in timestamp order
     const bool syncsEachCommit_; // ... with SyncMode kFsync
     size_t batchesSinceSync_ = 0;  // the tailing thread's
 

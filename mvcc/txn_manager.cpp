@@ -173,10 +173,10 @@ Status TransactionManager::checkCommitTsLocked(Timestamp ts, Timestamp held) con
     // holds was checked when it took it, and has held all_durable below it since.
     if (orderedCommits_ && ts != held && ts <= maxCommitted_)
         return Status::InvalidArgument(fmt::format(
-            "commit timestamp {} is not after the newest commit, at {}: on a durable engine "
-            "transactions commit in timestamp order (an oplog reader may have read past {} "
-            "already); use a newer timestamp, or fix it with timestampTransaction before others "
-            "commit past it",
+            "commit timestamp {} is not after the newest commit, at {}: on an engine with an "
+            "oplog (durable, or in memory with inMemoryOplogCapBytes > 0) transactions commit "
+            "in timestamp order (an oplog reader may have read past {} already); use a newer "
+            "timestamp, or fix it with timestampTransaction before others commit past it",
             ts, maxCommitted_, ts));
     if (ts <= checkpointFloor_)
         return Status::InvalidArgument(fmt::format(
@@ -444,8 +444,8 @@ Status TransactionManager::prepare(Transaction& txn, Timestamp prepareTs) {
                         prepareTs, checkpointFloor_));
     if (orderedCommits_ && prepareTs <= maxCommitted_)
         return Status::InvalidArgument(fmt::format(
-            "prepare timestamp {} is not after the newest commit, at {}: on a durable engine an "
-            "oplog reader may have read past it; use a newer timestamp",
+            "prepare timestamp {} is not after the newest commit, at {}: on an engine with an "
+            "oplog a reader of it may have read past it; use a newer timestamp",
             prepareTs, maxCommitted_));
     clock_ = std::max(clock_, prepareTs);
     if (!txn.linked_)

@@ -4,7 +4,7 @@
 //
 // Timestamp rules (each refusal is InvalidArgument naming both numbers):
 // - a commit timestamp must be > stable, > the newest checkpoint's timestamp
-//   (chooseCheckpointTimestamp), on a durable engine > the newest finished
+//   (chooseCheckpointTimestamp), on an engine with an oplog > the newest finished
 //   commit unless already held (requireOrderedCommits), >= oldest, and >= the newest
 //   committed timestamp of every key the transaction wrote; a commit that
 //   breaks a rule rolls the transaction back and says so;
@@ -176,7 +176,7 @@ class TransactionManager {
     /// ends. InvalidArgument, the transaction still active and unchanged,
     /// when prepareTs is 0, not after stable, oldest or the newest
     /// checkpoint's timestamp, below the read timestamp, at or below the
-    /// newest finished commit on a durable engine, or older than a key's
+    /// newest finished commit on an engine with an oplog, or older than a key's
     /// newest commit; or when a commit timestamp was already set.
     /// IllegalOperation when not active.
     Status prepare(Transaction& txn, Timestamp prepareTs);

@@ -12,8 +12,14 @@ using std::chrono::milliseconds;
 
 namespace {
 
+EngineOptions withoutOplog() {
+    EngineOptions o;
+    o.inMemoryOplogCapBytes = 0;  // WiredTiger's timestamp rules (docs/oplog.md)
+    return o;
+}
+
 struct Fixture {
-    std::unique_ptr<Engine> engine = openEngine();
+    std::unique_ptr<Engine> engine = openEngine(withoutOplog());
     std::unique_ptr<Session> s1 = engine->openSession();
     std::unique_ptr<Session> s2 = engine->openSession();
     Fixture() { REQUIRE(s1->createCollection("t.c").ok()); }
@@ -60,6 +66,47 @@ TEST_CASE_FIXTURE(Fixture, "abort discards every write of the transaction") {
     REQUIRE_OK(s1->abort());
     CHECK(scanAll(*s2, "t.c") == "a=1");
     CHECK(scanAll(*s1, "t.c") == "a=1");
+}
+
+TEST_CASE("an in-memory engine with an oplog commits in timestamp order; without one, freely") {
+    // With an oplog, a reader that passed ts 10 would never see a later commit
+    // at 10 or below (the oplog's index is in timestamp order).
+    auto ordered = openEngine();
+    auto s = ordered->openSession();
+    REQUIRE_OK(s->createCollection("t.c"));
+    const mvcc::Timestamp base = ordered->timestamps().allDurable;
+    REQUIRE_OK(s->begin());
+    REQUIRE_OK(s->put("t.c", "a", "1"));
+    REQUIRE_OK(s->commit(base + 10));
+    for (mvcc::Timestamp ts : {base + 10, base + 5}) {
+        REQUIRE_OK(s->begin());
+        REQUIRE_OK(s->put("t.c", "b", "1"));
+        Status refused = s->commit(ts);
+        CHECK(refused.code() == StatusCode::kInvalidArgument);
+        CHECK(refused.message().find("inMemoryOplogCapBytes") != std::string::npos);
+        CHECK(refused.message().find("rolled back") != std::string::npos);
+    }
+    // Two transactions that both held a timestamp before either committed share it.
+    auto s2 = ordered->openSession();
+    REQUIRE_OK(s->begin());
+    REQUIRE_OK(s2->begin());
+    REQUIRE_OK(s->put("t.c", "c", "1"));
+    REQUIRE_OK(s2->put("t.c", "d", "1"));
+    REQUIRE_OK(s->timestampTransaction(base + 20));
+    REQUIRE_OK(s2->timestampTransaction(base + 20));
+    REQUIRE_OK(s->commit());
+    REQUIRE_OK(s2->commit());
+    s.reset();
+    s2.reset();
+
+    auto free = openEngine(withoutOplog());
+    auto f = free->openSession();
+    REQUIRE_OK(f->createCollection("t.c"));
+    for (mvcc::Timestamp ts : {10, 10, 5}) {
+        REQUIRE_OK(f->begin());
+        REQUIRE_OK(f->put("t.c", fmt::format("k{}", ts), "1"));
+        REQUIRE_OK(f->commit(ts));
+    }
 }
 
 TEST_CASE_FIXTURE(Fixture, "keys 1..100 committed at ts=key: a read at t sees exactly keys <= t") {

@@ -19,6 +19,9 @@ namespace {
 
 EngineOptions manualSweep(unsigned bound = 8) {
     EngineOptions o;
+    // No oplog: WiredTiger's timestamp rules (several commits at one
+    // timestamp, one after another), which these cases use.
+    o.inMemoryOplogCapBytes = 0;
     o.historySweepInterval = std::chrono::milliseconds(0);
     o.chainSweepBound = bound;
     return o;

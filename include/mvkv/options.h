@@ -31,6 +31,9 @@ struct EngineOptions {
     /// Oplog size on disk before capping removes whole old segments.
     uint64_t oplogCapBytes = 1ull << 30;
     /// An in-memory engine's oplog (for replicas and change streams); 0: none.
+    /// With one, commits go in timestamp order, as on a durable engine (a
+    /// commit at or below the newest finished one is InvalidArgument unless
+    /// held before it); 0 gives WiredTiger's freer timestamp rules.
     uint64_t inMemoryOplogCapBytes = 64ull << 20;
     /// Background checkpoints (0: only explicit Engine::checkpoint()).
     std::chrono::milliseconds checkpointInterval{60000};
