@@ -11,19 +11,22 @@
 namespace mvkv::engine {
 
 Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
-               std::optional<lockmgr::AutoGetCollection> locks, bool ownTxn)
+               std::optional<lockmgr::AutoGetCollection> locks)
     : session_(session),
       coll_(std::move(coll)),
       locks_(std::move(locks)),
       generation_(session.txnGeneration_),
       treeCursor_(coll_->tree()) {
-    if (ownTxn) {
-        ownTxn_ = std::make_unique<mvcc::Transaction>();
-        ownTxn_->setOwner(session_.id_);
-        // A fresh transaction with no read timestamp cannot be refused.
-        session_.engine_.txns_.begin(*ownTxn_).ignore();
-    }
     ++session_.openCursors_;
+}
+
+Status Cursor::beginOwnTxn(const mvcc::BeginOptions& options) {
+    auto txn = std::make_unique<mvcc::Transaction>();
+    txn->setOwner(session_.id_);
+    if (Status s = session_.engine_.txns_.begin(*txn, options); !s.ok())
+        return s;
+    ownTxn_ = std::move(txn);
+    return Status::OK();
 }
 
 Cursor::~Cursor() {

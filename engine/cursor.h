@@ -20,6 +20,7 @@
 #include "engine/collection.h"
 #include "lockmgr/raii_locks.h"
 #include "mvcc/transaction.h"
+#include "mvcc/txn_manager.h"
 #include "util/status.h"
 
 namespace mvkv::engine {
@@ -59,7 +60,10 @@ class Cursor {
     /// The value as stored (engine/ttl_value.h).
     std::string_view storedValue() const { return value_; }
     Cursor(Session& session, std::shared_ptr<Collection> coll,
-           std::optional<lockmgr::AutoGetCollection> locks, bool ownTxn);
+           std::optional<lockmgr::AutoGetCollection> locks);
+    /// Outside a transaction: the cursor's own snapshot, begun with `options`
+    /// (the session's read concern); refused as begin() refuses it.
+    Status beginOwnTxn(const mvcc::BeginOptions& options);
     Status check() const;
     const mvcc::Transaction& txn() const;
     /// Moves the tree cursor in `forward` direction until a visible live key.

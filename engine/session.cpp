@@ -417,9 +417,12 @@ Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::st
         // the prepared transaction resolves.
         while (true) {
             const uint64_t seen = engine_.prepared_.resolvedCount();
+            auto begin = implicitReadBegin();
+            if (!begin.ok())
+                return scope.finish(begin.status());
             {
                 auto pin = engine_.epochs_.pin();
-                if (Status b = engine_.txns_.begin(txn_, kImplicitBegin); !b.ok())
+                if (Status b = engine_.txns_.begin(txn_, begin.value()); !b.ok())
                     return scope.finish(std::move(b));
                 result = read(op.collection(), key, value, expiresAtMs);
                 engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
@@ -718,11 +721,22 @@ StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
     OpScope scope(*this, {CurOpType::kQuery, "openCursor", ns});
     if (explicit_ && txn_.prepared()) [[unlikely]]
         return scope.finish(preparedReadRefused());
+    std::optional<mvcc::BeginOptions> own;
+    if (!explicit_) {
+        auto begin = implicitReadBegin();
+        if (!begin.ok())
+            return scope.finish(begin.status());
+        own = begin.value();
+        own->unregistered = false;  // held while the cursor lives
+    }
     OperationContext op(*this);
     if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
         return scope.finish(std::move(s));
-    std::unique_ptr<Cursor> cursor(
-        new Cursor(*this, op.sharedCollection(), op.takeLocks(), !explicit_));
+    std::unique_ptr<Cursor> cursor(new Cursor(*this, op.sharedCollection(), op.takeLocks()));
+    if (own) {
+        if (Status s = cursor->beginOwnTxn(*own); !s.ok())
+            return scope.finish(std::move(s));
+    }
     return cursor;
 }
 

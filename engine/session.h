@@ -250,6 +250,15 @@ class Session {
         lockTimeout_ = timeout;
     }
     void setRetryTimeout(std::chrono::milliseconds timeout) { retryTimeout_ = timeout; }
+    /// The read concern of this session's reads outside a transaction (get,
+    /// scan, count, openCursor; MongoDB's per-operation readConcern): local
+    /// (the default) reads the newest commits; snapshot reads at all_durable;
+    /// majority at Engine::majorityCommitTs(), so a {w:1} write is not seen
+    /// until a majority made it durable. Such a read then returns Busy while
+    /// nothing is majority-committed, and InvalidArgument when the point is
+    /// below the oldest timestamp. A transaction takes its own (TxnOptions).
+    void setReadConcern(ReadConcern rc) { readConcern_ = rc; }
+    ReadConcern readConcern() const { return readConcern_; }
     /// For oplog replay, replicas and checkpoint loads: writes to capped
     /// collections are applied as given, inside transactions too, without
     /// evicting (the log already holds the evictions); the collection's
@@ -381,6 +390,10 @@ class Session {
     Deadline lockDeadline() const;
     /// The read timestamp `options`' read concern asks for (engine/write_concern.cpp).
     Status readConcernTs(const TxnOptions& options, mvcc::Timestamp* readTs) const;
+    /// How a read outside a transaction begins its snapshot under the
+    /// session's read concern: kImplicitBegin for local, else at the
+    /// concern's read timestamp (registered, so the sweep keeps its history).
+    StatusWith<mvcc::BeginOptions> implicitReadBegin() const;
     Status checkInterrupted() const;
     /// A read in a prepared transaction (engine/session_prepare.cpp).
     static Status preparedReadRefused();
@@ -491,6 +504,7 @@ class Session {
     std::string logPayload_;  // the oplog record being built (reused: no allocation per commit)                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
+    ReadConcern readConcern_ = ReadConcern::kLocal;  // of reads outside a transaction
     uint64_t lastOpWriteConflicts_ = 0;
     mvcc::Timestamp lastCommitTs_ = mvcc::kNoTimestamp;
     std::atomic<bool> interrupted_{false};

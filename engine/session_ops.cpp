@@ -201,7 +201,12 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
     auto beginOwn = [&]() -> Status {
         if (!yields)
             return Status::OK();
-        return engine_.txns_.begin(ownTxn);
+        auto begin = implicitReadBegin();  // renewed at each yield, as the snapshot is
+        if (!begin.ok())
+            return begin.status();
+        mvcc::BeginOptions o = begin.value();
+        o.unregistered = false;  // held across batches: the sweep must see it
+        return engine_.txns_.begin(ownTxn, o);
     };
     auto endOwn = [&] {
         if (yields && ownTxn.active())

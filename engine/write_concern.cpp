@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine.h"
+#include "engine/implicit_write.h"
 #include "engine/session.h"
 
 namespace mvkv::engine {
@@ -101,6 +102,19 @@ Status Session::readConcernTs(const TxnOptions& options, mvcc::Timestamp* readTs
         }
     }
     return Status::InvalidArgument("unknown read concern");
+}
+
+StatusWith<mvcc::BeginOptions> Session::implicitReadBegin() const {
+    if (readConcern_ == ReadConcern::kLocal)
+        return kImplicitBegin;
+    TxnOptions o;
+    o.readConcern = readConcern_;
+    mvcc::Timestamp readTs = mvcc::kNoTimestamp;
+    if (Status s = readConcernTs(o, &readTs); !s.ok())
+        return s;
+    mvcc::BeginOptions begin;
+    begin.readTs = readTs;
+    return begin;
 }
 
 Status Session::commit(const WriteConcern& wc, std::optional<mvcc::Timestamp> commitTs) {

@@ -122,6 +122,51 @@ TEST_CASE("replset: a {w:1} write is unseen by a majority read until a secondary
     mustOk(sec->commit());
 }
 
+TEST_CASE("replset: reads outside a transaction follow the session's read concern") {
+    SetFixture f(2);
+    auto reader = f.primary->openSession();
+    reader->setReadConcern(ReadConcern::kMajority);
+    // Nothing majority-committed yet: a majority read has no snapshot.
+    CHECK(reader->get("app.c", "k").status().code() == StatusCode::kBusy);
+    mustOk(f.write("k", "v0", WriteConcern::majorityOf()));
+    mustOk(f.set->pause(1));
+    mustOk(f.set->pause(2));
+    mvcc::Timestamp ts = 0;
+    mustOk(f.write("k", "v1", WriteConcern::nodes(1), &ts));
+    mustOk(f.write("j", "new", WriteConcern::nodes(1)));
+
+    // get, scan, count and a cursor all read at the majority point.
+    CHECK(getOr(*reader, "app.c", "k") == "v0");
+    CHECK(scanAll(*reader, "app.c") == "k=v0");
+    auto n = reader->count("app.c");
+    REQUIRE(n.ok());
+    CHECK(n.value() == 1);
+    std::string scanned;
+    mustOk(reader->scan("app.c", {}, [&](std::string_view k, std::string_view) {
+        scanned += k;
+        return true;
+    }));
+    CHECK(scanned == "k");
+    // The same session at local (the default) sees the {w:1} writes.
+    reader->setReadConcern(ReadConcern::kLocal);
+    CHECK(getOr(*reader, "app.c", "k") == "v1");
+    CHECK(scanAll(*reader, "app.c") == "j=new,k=v1");
+    // A transaction takes its own read concern, not the session's.
+    reader->setReadConcern(ReadConcern::kMajority);
+    mustOk(reader->begin());
+    CHECK(getOr(*reader, "app.c", "k") == "v1");
+    mustOk(reader->commit());
+
+    mustOk(f.set->resume(1));
+    mustOk(f.set->waitApplied(1, ts + 1, kLong));
+    f.waitMajority(ts + 1);
+    CHECK(getOr(*reader, "app.c", "k") == "v1");
+    CHECK(scanAll(*reader, "app.c") == "j=new,k=v1");
+    // Snapshot outside a transaction reads at all_durable: every commit.
+    reader->setReadConcern(ReadConcern::kSnapshot);
+    CHECK(getOr(*reader, "app.c", "j") == "new");
+}
+
 TEST_CASE("replset: {w:majority} with one of three paused is met; with two it times out committed") {
     SetFixture f(2);
     mustOk(f.set->pause(2));
