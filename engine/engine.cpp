@@ -77,6 +77,7 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         }
         if (Status s = failpoint::applyEnvironmentOnce(); !s.ok())
             return s;
+        engine->setSecondary(o.secondary);
         engine->ttlMonitor_->start(o.ttlMonitorSleep);
         return engine;
     }
@@ -171,6 +172,7 @@ StatusWith<std::unique_ptr<Engine>> Engine::open(EngineOptions options) {
         return s;
     engine->checkpointer_->start(o.checkpointInterval);
     // After replay: the monitor's deletes are logged like any commit.
+    engine->setSecondary(o.secondary);
     engine->ttlMonitor_->start(o.ttlMonitorSleep);
     return engine;
 }

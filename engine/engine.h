@@ -224,10 +224,13 @@ class Engine {
     }
     /// The monitor's figures since open (serverStatus metrics.ttl).
     TtlStats ttlStats() const { return ttlMonitor_->stats(); }
-    /// A replica's secondary (ReplicaApplier::start sets it): its TTL monitor
-    /// runs no pass, since its primary's deletes reach it through the oplog.
+    /// A replica's secondary (EngineOptions::secondary, or
+    /// ReplicaApplier::start): its TTL monitor runs no pass, since its
+    /// primary's deletes reach it through the oplog; clients' writes and
+    /// catalog changes are refused (NotWritablePrimary) and the profiler
+    /// writes nothing, so its data and oplog stay the primary's alone.
     /// Setting it waits for a pass in progress to end. Clear it to make the
-    /// engine delete expired entries itself again (a promotion).
+    /// engine a primary again (a promotion).
     void setSecondary(bool on) { ttlMonitor_->setSecondary(on); }
     bool secondary() const { return ttlMonitor_->secondary(); }
 

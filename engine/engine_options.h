@@ -19,6 +19,10 @@ struct EngineOptions {
     /// next open (engine/durable_log.h); empty, or inMemory, means no files.
     std::string path;
     bool inMemory = false;
+    /// Opens it as a replica's secondary (Engine::setSecondary) from the
+    /// start: a TTL pass or a client write between the open and the
+    /// applier's start would put a write of its own into its data and oplog.
+    bool secondary = false;
     /// How durable an acknowledged commit is on a data directory: fsync
     /// (survives the machine; the default), write (survives the process)
     /// or none (left to the OS and the log's buffer).

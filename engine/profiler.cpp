@@ -41,6 +41,11 @@ StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level)
         return s;
     if (db == Namespace::kLocalDb)
         return Status::InvalidArgument("database 'local' cannot be profiled");
+    if (level > 0 && engine_.secondary())
+        return Status::NotWritablePrimary(fmt::format(
+            "this engine is a replica's secondary: profiling {} would write {}.system.profile, a "
+            "write of its own beside its primary's; profile on the primary",
+            db, db));
     if (level > 0) {
         std::lock_guard<std::mutex> g(writeMutex_);
         if (Status s = ensureCollection(db); !s.ok())

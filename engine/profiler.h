@@ -48,7 +48,9 @@ class Profiler {
     };
     /// Sets `db`'s level (0..2); InvalidArgument otherwise or for a bad
     /// database name. Returns the previous level in `was` and the engine's
-    /// slowms and sampleRate. Level 1 or 2 creates `<db>.system.profile`.
+    /// slowms and sampleRate. Level 1 or 2 creates `<db>.system.profile`;
+    /// on a replica's secondary it is NotWritablePrimary (a level set
+    /// before it became one writes nothing while it is one).
     StatusWith<Setting> setLevel(std::string_view db, int level);
     /// `db` was dropped: its level goes back to 0 (as in MongoDB), so the
     /// drop's own entry does not bring the database back.

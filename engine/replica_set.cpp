@@ -299,6 +299,7 @@ StatusWith<mvcc::Timestamp> ReplicaSet::resumePoint(Engine& secondary) const {
 }
 
 StatusWith<int> ReplicaSet::addMember(EngineOptions eo) {
+    eo.secondary = true;
     std::lock_guard lock(controlMutex_);
     auto cursorCheck = primary_.openOplogCursor({});
     if (!cursorCheck.ok())

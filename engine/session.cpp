@@ -159,7 +159,15 @@ Status Session::checkCatalogChange(std::string_view db, std::string_view what) c
     if (explicit_)
         return Status::IllegalOperation(
             fmt::format("cannot {} inside a transaction; commit or abort it first", what));
+    if (engine_.secondary() && clientOp())
+        return secondaryWriteRefused();
     return Status::OK();
+}
+
+Status Session::secondaryWriteRefused() {
+    return Status::NotWritablePrimary(
+        "this engine is a replica's secondary: it takes writes from its primary's oplog only, "
+        "so that it stays a copy of the primary; write to the primary");
 }
 
 Status Session::createCollection(std::string_view ns, const CollectionOptions& options) {
@@ -681,6 +689,8 @@ Status Session::stampTtlValue(WriteOp op, const Collection& coll, const WriteOpt
 
 Status Session::writeLocked(WriteOp op, Collection& coll, std::string_view key,
                             std::string_view value) {
+    if (engine_.secondary() && clientOp()) [[unlikely]]
+        return secondaryWriteRefused();
     if (coll.isProfile() && monitored_.load(std::memory_order_relaxed) && !applyingOplog_)
         [[unlikely]]
         return Status::IllegalOperation(fmt::format(

@@ -397,6 +397,8 @@ class Session {
     Status checkInterrupted() const;
     /// A read in a prepared transaction (engine/session_prepare.cpp).
     static Status preparedReadRefused();
+    /// A client's write on a replica's secondary (Engine::secondary()).
+    static Status secondaryWriteRefused();
     Status checkKey(std::string_view key) const;
     Status checkValue(std::string_view value) const;
     /// Create and drop: refused in the reserved `local` database and inside

@@ -88,7 +88,8 @@ void Session::reportOp(int64_t nanos, StatusCode code) {
     // database profiled, every operation comes here (Engine::reportNanos).
     const std::string_view db = dbOf(curOp_.ns());
     const int level = engine_.profiler_->anyOn() && !db.empty() ? engine_.profiler_->levelOf(db) : 0;
-    const bool profile = level == 2 || (level == 1 && slow);
+    // A secondary's profile would be a write of its own (engine.h, secondary()).
+    const bool profile = (level == 2 || (level == 1 && slow)) && !engine_.secondary();
     if (!slow && !profile)
         return;
     OpSnapshot snap = curOp_.ownSnapshot(engine_.ops_.opidCounter());

@@ -330,6 +330,7 @@ TEST_CASE("capped: a replica secondary gets the capped collection and its evicti
     CHECK(c.keys == 5);
     applier.value()->stop();
     // Promoted, the secondary goes on capping in the same order.
+    secondary->setSecondary(false);
     REQUIRE_OK(s2->insert("db.c", "new", "1"));
     REQUIRE_OK(s->insert("db.c", "new", "1"));
     CHECK(order(*s2, "db.c") == order(*s, "db.c"));

@@ -167,6 +167,47 @@ TEST_CASE("replset: reads outside a transaction follow the session's read concer
     CHECK(getOr(*reader, "app.c", "j") == "new");
 }
 
+TEST_CASE("replset: a secondary refuses clients' writes and profiles nothing; its apply goes on") {
+    SetFixture f(1);
+    Engine& sec = *f.set->secondary(1);
+    CHECK(sec.secondary());
+    auto client = sec.openSession();
+    mvcc::Timestamp ts = 0;
+    mustOk(f.write("k", "v1", WriteConcern::majorityOf(), &ts));
+    // Profiling would write app.system.profile there.
+    CHECK(sec.profiler().setLevel("app", 2).status().code() == StatusCode::kNotWritablePrimary);
+
+    Status put = client->put("app.c", "k", "mine");
+    CHECK(put.code() == StatusCode::kNotWritablePrimary);
+    CHECK(put.message().find("write to the primary") != std::string::npos);
+    CHECK(client->remove("app.c", "k").code() == StatusCode::kNotWritablePrimary);
+    CHECK(client->createCollection("app.mine").code() == StatusCode::kNotWritablePrimary);
+    CHECK(client->dropCollection("app.c").code() == StatusCode::kNotWritablePrimary);
+    mustOk(client->begin());
+    CHECK(client->put("app.c", "k", "mine").code() == StatusCode::kNotWritablePrimary);
+    mustOk(client->abort());
+    CHECK(getOr(*client, "app.c", "k") == "v1");  // reads go on
+
+    mustOk(f.write("k", "v2", WriteConcern::majorityOf(), &ts));
+    mustOk(f.set->waitApplied(1, ts, kLong));
+    CHECK(getOr(*client, "app.c", "k") == "v2");
+    CHECK(sec.listCollections("app") == std::vector<std::string>{"c"});
+    // A TTL pass is refused on it.
+    CHECK(!sec.runTtlPass().ok());
+}
+
+TEST_CASE("replset: EngineOptions::secondary makes an engine a secondary from its open") {
+    EngineOptions o;
+    o.secondary = true;
+    auto e = openEngine(o);
+    CHECK(e->secondary());
+    auto s = e->openSession();
+    CHECK(s->createCollection("app.c").code() == StatusCode::kNotWritablePrimary);
+    e->setSecondary(false);  // a promotion
+    mustOk(s->createCollection("app.c"));
+    mustOk(s->put("app.c", "k", "v"));
+}
+
 TEST_CASE("replset: {w:majority} with one of three paused is met; with two it times out committed") {
     SetFixture f(2);
     mustOk(f.set->pause(2));

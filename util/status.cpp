@@ -50,6 +50,8 @@ std::string_view statusCodeName(StatusCode code) {
             return "WriteConcernTimeout";
         case StatusCode::kChangeStreamHistoryLost:
             return "ChangeStreamHistoryLost";
+        case StatusCode::kNotWritablePrimary:
+            return "NotWritablePrimary";
     }
     return "Unknown";
 }

@@ -42,6 +42,7 @@ enum class StatusCode : uint8_t {
     kPrepareConflict,  // a read would see a prepared, unresolved update (docs/mvcc.md)
     kWriteConcernTimeout,      // committed, but not on enough members in time (docs/replication.md)
     kChangeStreamHistoryLost,  // a change stream's resume point is no longer in the oplog
+    kNotWritablePrimary,       // a client write to a replica's secondary (docs/replication.md)
 };
 
 /// The code's name as shown to people and in JSON ("WriteConflict", ...).
@@ -103,6 +104,9 @@ class [[nodiscard]] Status {
     }
     static Status ChangeStreamHistoryLost(std::string m) {
         return {StatusCode::kChangeStreamHistoryLost, std::move(m)};
+    }
+    static Status NotWritablePrimary(std::string m) {
+        return {StatusCode::kNotWritablePrimary, std::move(m)};
     }
     static Status NamespaceExists(std::string m) {
         return {StatusCode::kNamespaceExists, std::move(m)};
