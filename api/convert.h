@@ -99,11 +99,31 @@ inline engine::ScanOptions toEngine(const ScanOptions& o) {
 }
 
 // The two enums list the same operations in the same order.
+static_assert(static_cast<int>(ChangeOp::kInsert) == static_cast<int>(engine::ChangeOp::kInsert) &&
+              static_cast<int>(ChangeOp::kUpdate) == static_cast<int>(engine::ChangeOp::kUpdate) &&
+              static_cast<int>(ChangeOp::kDelete) == static_cast<int>(engine::ChangeOp::kDelete) &&
+              static_cast<int>(ChangeOp::kDrop) == static_cast<int>(engine::ChangeOp::kDrop) &&
+              static_cast<int>(ChangeOp::kDropDatabase) ==
+                  static_cast<int>(engine::ChangeOp::kDropDatabase));
 inline engine::ChangeOp toEngine(ChangeOp op) {
     return static_cast<engine::ChangeOp>(op);
 }
 inline ChangeOp fromEngine(engine::ChangeOp op) {
     return static_cast<ChangeOp>(op);
+}
+
+// The same four states in the same order.
+static_assert(
+    static_cast<int>(KeyVersion::State::kCommitted) ==
+        static_cast<int>(engine::KeyVersion::State::kCommitted) &&
+    static_cast<int>(KeyVersion::State::kUncommitted) ==
+        static_cast<int>(engine::KeyVersion::State::kUncommitted) &&
+    static_cast<int>(KeyVersion::State::kAborted) ==
+        static_cast<int>(engine::KeyVersion::State::kAborted) &&
+    static_cast<int>(KeyVersion::State::kPrepared) ==
+        static_cast<int>(engine::KeyVersion::State::kPrepared));
+inline KeyVersion::State fromEngine(engine::KeyVersion::State s) {
+    return static_cast<KeyVersion::State>(s);
 }
 
 }  // namespace mvkv::api

@@ -182,7 +182,7 @@ StatusWith<std::vector<KeyVersion>> Session::keyHistory(std::string_view ns,
         p.txnId = v.txnId;
         p.startTs = v.startTs;
         p.stopTs = v.stopTs;
-        p.state = static_cast<KeyVersion::State>(v.state);  // the same four, in order
+        p.state = api::fromEngine(v.state);
         p.where = v.where == engine::KeyVersion::Where::kChain ? KeyVersion::Where::kChain
                                                                : KeyVersion::Where::kHistoryStore;
         out.push_back(std::move(p));

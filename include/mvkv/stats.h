@@ -26,7 +26,7 @@ struct EngineStats {
     uint64_t historySweepPasses = 0;
     uint64_t historyVersionsMoved = 0;  // superseded versions moved to the history store
     uint64_t historyVersionsFreed = 0;  // versions no reader needed, freed
-    Timestamp historyPinned = kNoTimestamp;  // what the last sweep kept history for
+    Timestamp historyPinned = kNoTimestamp;  // the newest sweep's horizon (Timestamps::pinned then)
     // Checkpoints since open (0 in memory).
     uint64_t checkpoints = 0;
     uint64_t checkpointFailures = 0;
