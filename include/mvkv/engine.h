@@ -62,7 +62,7 @@ struct ProfilingSetting {
 struct LockTableEntry {
     struct Request {
         uint64_t lockerId = 0;  // Session::lockerId() of its holder or waiter
-        std::string mode;       // "IS", "IX", "S", "X"
+        std::string mode;       // "IS", "IX", "S" or "X"
     };
     std::string resource;  // "Database app", "Collection app.users", ...
     std::vector<Request> granted;
@@ -155,7 +155,8 @@ class Engine {
     std::vector<std::string> listCollections(std::string_view db) const;
     /// Every figure of stats() and the lock manager's, as one JSON document.
     std::string statsJson() const;
-    /// The lock table now: every resource with a granted or waiting request.
+    /// The lock table now: every resource with a granted or waiting request
+    /// (a consistent picture per resource; empty after close()).
     std::vector<LockTableEntry> lockTable() const;
     /// The slow-op threshold and sample rate (MongoDB's slowms and
     /// sampleRate, shared with the profiler). InvalidArgument out of range
@@ -166,7 +167,9 @@ class Engine {
     std::vector<std::string> slowOpLog(size_t limit = 0) const;
     /// `db`'s profiling level and the slow-op settings (`was` = `level`).
     ProfilingSetting profilingSetting(std::string_view db) const;
-    /// setProfilingLevel, returning the setting with the level before.
+    /// setProfilingLevel, returning the setting with the level before in
+    /// `was` (MongoDB's profile command). InvalidArgument for a level other
+    /// than 0, 1, 2 or a bad database name.
     StatusWith<ProfilingSetting> profile(std::string_view db, int level);
     /// Milliseconds since the Unix epoch, by the clock TTL expiry uses.
     int64_t wallClockMs() const;

@@ -1,7 +1,8 @@
 // Shell: the state of one mvkv shell — its engine, current database, named
 // sessions (each with its own transaction and locks) — and the execution of
 // one command into a Reply. Printing is output.h's; reading lines is
-// line_reader.h's; the program is tools/mvkv.cpp.
+// line_reader.h's; the program is tools/mvkv.cpp. Everything it does to
+// the engine goes through the public API (include/mvkv/).
 //
 // Background commands (`bg`): each runs on a thread of its own in the
 // session that started it, with that session and database; while it runs
