@@ -6,8 +6,9 @@
 // Part of the public API (include/mvkv/); no stable ABI is promised yet.
 //
 // Ownership and lifetime: Engine::startReplicaSet gives the only owner;
-// destroy it before the Engine (destroying it stops the secondaries and
-// makes the engine standalone again).
+// destroy it before the Engine. Destroying it stops the secondaries and
+// makes the engine standalone again; a commit waiting on a write concern
+// then returns IllegalOperation.
 //
 // Thread safety: every method from any thread.
 #pragma once
