@@ -14,8 +14,9 @@
 // offset) unless EngineOptions::repair.
 //
 // Ownership and lifetime: open() returns the only owner. Destroy every
-// Session (and Cursor) first, then close() it to learn whether the final
-// flush succeeded; the destructor closes it too, but cannot report.
+// Session (and Cursor, DocumentLocks), OplogCursor, ChangeStream and
+// ReplicaSet first, then close() it to learn whether the final flush
+// succeeded; the destructor closes it too, but cannot report.
 //
 // Thread safety: every method from any thread, concurrently, except
 // close() (and the destructor): no other call on the engine may run beside
