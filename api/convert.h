@@ -2,10 +2,15 @@
 // engine's own.
 #pragma once
 
+#include "engine/change_stream.h"
+#include "engine/collection_options.h"
 #include "engine/engine_options.h"
 #include "engine/session.h"
 #include "engine/write_concern.h"
+#include "engine/write_options.h"
+#include "mvkv/change_stream.h"
 #include "mvkv/options.h"
+#include "mvkv/session.h"
 
 namespace mvkv::api {
 
@@ -62,6 +67,63 @@ inline engine::TxnOptions toEngine(const TxnOptions& o) {
 
 inline engine::WriteConcern toEngine(const WriteConcern& wc) {
     return engine::WriteConcern{wc.w, wc.majority, wc.wtimeout};
+}
+
+inline engine::CollectionOptions toEngine(const CollectionOptions& o) {
+    engine::CollectionOptions e;
+    e.capped = o.capped;
+    e.cappedSizeBytes = o.cappedSizeBytes;
+    e.cappedMaxDocs = o.cappedMaxDocs;
+    e.expireAfterSeconds = o.expireAfterSeconds;
+    return e;
+}
+
+inline engine::WriteOptions toEngine(const WriteOptions& o) {
+    engine::WriteOptions e;
+    e.expireAtMs = o.expireAtMs;
+    if (o.fence)
+        e.fence = engine::WriteFence{o.fence->owner, o.fence->token};
+    return e;
+}
+
+inline engine::KeyRange toEngine(const KeyRange& r) {
+    return engine::KeyRange{r.from, r.to};
+}
+
+inline engine::ScanOptions toEngine(const ScanOptions& o) {
+    engine::ScanOptions e;
+    e.range = toEngine(o.range);
+    e.limit = o.limit;
+    e.reverse = o.reverse;
+    return e;
+}
+
+// The two enums list the same operations in the same order.
+static_assert(static_cast<int>(ChangeOp::kInsert) == static_cast<int>(engine::ChangeOp::kInsert) &&
+              static_cast<int>(ChangeOp::kUpdate) == static_cast<int>(engine::ChangeOp::kUpdate) &&
+              static_cast<int>(ChangeOp::kDelete) == static_cast<int>(engine::ChangeOp::kDelete) &&
+              static_cast<int>(ChangeOp::kDrop) == static_cast<int>(engine::ChangeOp::kDrop) &&
+              static_cast<int>(ChangeOp::kDropDatabase) ==
+                  static_cast<int>(engine::ChangeOp::kDropDatabase));
+inline engine::ChangeOp toEngine(ChangeOp op) {
+    return static_cast<engine::ChangeOp>(op);
+}
+inline ChangeOp fromEngine(engine::ChangeOp op) {
+    return static_cast<ChangeOp>(op);
+}
+
+// The same four states in the same order.
+static_assert(
+    static_cast<int>(KeyVersion::State::kCommitted) ==
+        static_cast<int>(engine::KeyVersion::State::kCommitted) &&
+    static_cast<int>(KeyVersion::State::kUncommitted) ==
+        static_cast<int>(engine::KeyVersion::State::kUncommitted) &&
+    static_cast<int>(KeyVersion::State::kAborted) ==
+        static_cast<int>(engine::KeyVersion::State::kAborted) &&
+    static_cast<int>(KeyVersion::State::kPrepared) ==
+        static_cast<int>(engine::KeyVersion::State::kPrepared));
+inline KeyVersion::State fromEngine(engine::KeyVersion::State s) {
+    return static_cast<KeyVersion::State>(s);
 }
 
 }  // namespace mvkv::api

@@ -1,6 +1,8 @@
 // mvkv::Engine over engine::Engine (include/mvkv/engine.h).
 #include "api/convert.h"
 #include "api/impl.h"
+#include "engine/namespace.h"
+#include "lockmgr/lock_mode.h"
 #include "mvkv/version.h"
 
 #include <fmt/format.h>
@@ -112,9 +114,15 @@ EngineStats Engine::stats() const {
     out.writeConflictRetries = s.transactions.retries;
     out.historyEntries = s.history.entries;
     out.historySweepPasses = s.history.sweepPasses;
+    out.historyVersionsMoved = s.history.versionsMoved;
+    out.historyVersionsFreed = s.history.versionsFreed;
+    out.historyPinned = s.history.pinned;
     out.checkpoints = s.checkpoint.count;
     out.checkpointFailures = s.checkpoint.failures;
     out.lastCheckpointTs = s.checkpoint.lastTs;
+    out.lastCheckpointNumber = s.checkpoint.lastNumber;
+    out.lastCheckpointEntries = s.checkpoint.lastEntries;
+    out.lastCheckpointBytes = s.checkpoint.lastBytes;
     out.preparedTransactions = impl_->engine->preparedTransactions().size();
     out.maxChainLength = s.maxChainLength;
     out.meanChainLength = s.meanChainLength;
@@ -141,6 +149,164 @@ std::vector<std::string> Engine::listDatabases() const {
 }
 std::vector<std::string> Engine::listCollections(std::string_view db) const {
     return impl_->engine ? impl_->engine->listCollections(db) : std::vector<std::string>{};
+}
+
+Status checkDatabaseName(std::string_view db) {
+    return engine::Namespace::checkDbName(db);
+}
+
+std::string Engine::statsJson() const {
+    return impl_->engine ? impl_->engine->statsJson() : std::string("{}");
+}
+
+std::vector<LockTableEntry> Engine::lockTable() const {
+    std::vector<LockTableEntry> out;
+    if (!impl_->engine)
+        return out;
+    auto requests = [](const std::vector<lockmgr::LockHeadInfo::Entry>& from) {
+        std::vector<LockTableEntry::Request> r;
+        r.reserve(from.size());
+        for (const auto& e : from)
+            r.push_back({e.locker, std::string(lockmgr::modeName(e.mode))});
+        return r;
+    };
+    for (const lockmgr::LockHeadInfo& h : impl_->engine->lockManager().dump()) {
+        if (h.granted.empty() && h.waiting.empty())
+            continue;
+        out.push_back({h.name, requests(h.granted), requests(h.waiting)});
+    }
+    return out;
+}
+
+Status Engine::setSlowOp(int64_t slowMs, double sampleRate) {
+    return impl_->engine ? impl_->engine->setSlowOp(slowMs, sampleRate) : Impl::closedError();
+}
+std::vector<std::string> Engine::slowOpLog(size_t limit) const {
+    return impl_->engine ? impl_->engine->slowOpLog().recent(limit) : std::vector<std::string>{};
+}
+
+namespace {
+ProfilingSetting toPublic(const engine::Profiler::Setting& s) {
+    return {s.was, s.level, s.slowMs, s.sampleRate};
+}
+}  // namespace
+
+ProfilingSetting Engine::profilingSetting(std::string_view db) const {
+    if (!impl_->engine)
+        return {};
+    ProfilingSetting p = toPublic(impl_->engine->profiler().get(db));
+    p.was = p.level;
+    return p;
+}
+StatusWith<ProfilingSetting> Engine::profile(std::string_view db, int level) {
+    if (!impl_->engine)
+        return Impl::closedError();
+    auto set = impl_->engine->profiler().setLevel(db, level);
+    if (!set.ok())
+        return set.status();
+    return toPublic(set.value());
+}
+int64_t Engine::wallClockMs() const {
+    return impl_->engine ? impl_->engine->wallClockMs() : 0;
+}
+
+bool Engine::hasOplog() const {
+    return impl_->engine && impl_->engine->oplog() != nullptr;
+}
+Timestamp Engine::refreshOplogVisibility() {
+    oplog::Oplog* log = impl_->engine ? impl_->engine->oplog() : nullptr;
+    return log ? log->refreshVisibility() : kNoTimestamp;
+}
+
+StatusWith<std::unique_ptr<OplogCursor>> Engine::openOplog(const OplogReadOptions& options) {
+    if (!impl_->engine)
+        return Impl::closedError();
+    auto cursor = impl_->engine->openOplogCursor({options.from, options.ns});
+    if (!cursor.ok())
+        return cursor.status();
+    auto impl = std::make_unique<OplogCursor::Impl>();
+    impl->cursor = std::move(cursor).value();
+    return std::make_unique<OplogCursor>(std::move(impl));
+}
+
+StatusWith<std::unique_ptr<ChangeStream>> Engine::watch(const ChangeStreamOptions& options) {
+    if (!impl_->engine)
+        return Impl::closedError();
+    engine::ChangeStreamOptions o;
+    o.ns = options.ns;
+    for (ChangeOp op : options.operationTypes)
+        o.operationTypes.push_back(api::toEngine(op));
+    o.resumeAfter = options.resumeAfter;
+    o.startAtTimestamp = options.startAtTimestamp;
+    auto stream = impl_->engine->watch(std::move(o));
+    if (!stream.ok())
+        return stream.status();
+    auto impl = std::make_unique<ChangeStream::Impl>();
+    impl->stream = std::move(stream).value();
+    return std::make_unique<ChangeStream>(std::move(impl));
+}
+
+StatusWith<std::unique_ptr<ReplicaSet>> Engine::startReplicaSet() {
+    if (!impl_->engine)
+        return Impl::closedError();
+    auto set = engine::ReplicaSet::start(*impl_->engine);
+    if (!set.ok())
+        return set.status();
+    auto impl = std::make_unique<ReplicaSet::Impl>();
+    impl->set = std::move(set).value();
+    return std::make_unique<ReplicaSet>(std::move(impl));
+}
+
+StatusWith<TtlPassResult> Engine::runTtlPass() {
+    if (!impl_->engine)
+        return Impl::closedError();
+    auto pass = impl_->engine->runTtlPass();
+    if (!pass.ok())
+        return pass.status();
+    const engine::TtlPassResult& p = pass.value();
+    return TtlPassResult{p.collections,      p.expired,             p.deleted,
+                         p.skippedConflicts, p.skippedLockTimeouts, p.nowMs};
+}
+
+TtlStatus Engine::ttlStatus() const {
+    TtlStatus out;
+    if (!impl_->engine)
+        return out;
+    const engine::TtlStats st = impl_->engine->ttlStats();
+    out.passes = st.passes;
+    out.deletedDocuments = st.deletedDocuments;
+    out.skippedConflicts = st.skippedConflicts;
+    out.skippedLockTimeouts = st.skippedLockTimeouts;
+    out.failedPasses = st.failedPasses;
+    out.secondary = st.secondary;
+    out.sleepMs = impl_->engine->options().ttlMonitorSleep.count();
+    for (const auto& c : impl_->engine->catalog().all()) {
+        const engine::CollectionOptions o = c->options();
+        if (o.expireAfterSeconds)
+            out.collections.push_back({std::string(c->ns().ns()), *o.expireAfterSeconds});
+    }
+    return out;
+}
+
+StatusWith<std::string> Engine::repairRecord() const {
+    if (!impl_->engine)
+        return Impl::closedError();
+    if (!impl_->engine->recovery().durable)
+        return Status::IllegalOperation(
+            "an in-memory engine has no repair record; open one on a path");
+    return impl_->engine->recovery().repairsJson;
+}
+
+StatusWith<uint64_t> Engine::clearRepairRecord() {
+    if (!impl_->engine)
+        return Impl::closedError();
+    if (!impl_->engine->recovery().durable)
+        return Status::IllegalOperation(
+            "an in-memory engine has no repair record; open one on a path");
+    const uint64_t had = impl_->engine->recovery().repairs;
+    if (Status s = impl_->engine->clearRepairRecord(); !s.ok())
+        return s;
+    return had;
 }
 
 std::vector<PreparedTransaction> Engine::preparedTransactions() const {

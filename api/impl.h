@@ -5,12 +5,20 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/change_stream.h"
 #include "engine/cursor.h"
+#include "engine/document_locks.h"
 #include "engine/engine.h"
+#include "engine/replica_set.h"
 #include "engine/session.h"
+#include "mvkv/change_stream.h"
 #include "mvkv/cursor.h"
+#include "mvkv/document_locks.h"
 #include "mvkv/engine.h"
+#include "mvkv/oplog.h"
+#include "mvkv/replica_set.h"
 #include "mvkv/session.h"
+#include "oplog/oplog_cursor.h"
 
 namespace mvkv {
 
@@ -33,6 +41,24 @@ struct Session::Impl {
 struct Cursor::Impl {
     std::unique_ptr<engine::Cursor> cursor;
     bool missed = false;  // find() did not find its key: not positioned
+};
+
+struct OplogCursor::Impl {
+    std::unique_ptr<oplog::OplogCursor> cursor;
+    std::vector<oplog::OplogEntry> entries;  // reused between next() calls
+};
+
+struct ChangeStream::Impl {
+    std::unique_ptr<engine::ChangeStream> stream;
+};
+
+struct ReplicaSet::Impl {
+    std::unique_ptr<engine::ReplicaSet> set;
+};
+
+struct DocumentLocks::Impl {
+    explicit Impl(engine::Session& session) : locks(session) {}
+    engine::DocumentLocks locks;
 };
 
 }  // namespace mvkv

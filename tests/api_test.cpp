@@ -315,3 +315,432 @@ TEST_CASE("api: the README's example runs") {
     Status closed = engine->close();
     CHECK(closed.ok());
 }
+
+// ---- what the shell (tools/) uses, through the public API alone ----
+
+TEST_CASE("api: the oplog reads every commit in order, filtered by namespace; none without an oplog") {
+    auto e = open();  // in memory, with its in-memory oplog
+    REQUIRE(e->hasOplog());
+    auto s = session(*e);
+    ok(s->createCollection("o.a"));
+    ok(s->createCollection("o.b"));
+    ok(s->insert("o.a", "k", "v1"));
+    ok(s->update("o.a", "k", "v2"));
+    ok(s->put("o.b", "x", "y"));
+    ok(s->remove("o.a", "k"));
+    const mvkv::Timestamp last = s->lastCommitTimestamp();
+    CHECK(e->refreshOplogVisibility() >= last);
+
+    auto cursor = e->openOplog({mvkv::kNoTimestamp, "o.a"});
+    REQUIRE(cursor.ok());
+    std::vector<mvkv::OplogEntry> entries;
+    ok(cursor.value()->next(&entries));
+    std::string ops;
+    for (const mvkv::OplogEntry& en : entries) {
+        CHECK(en.ns.rfind("o.a", 0) == 0);  // o.b's put is filtered out
+        ops += static_cast<char>(en.op);
+    }
+    CHECK(ops == "ciud");  // create, insert, update, delete
+    REQUIRE(entries.size() == 4);
+    CHECK(entries[1].key == "k");
+    CHECK(entries[2].value == "v2");
+    CHECK(entries[3].ts == last);
+    CHECK(entries[1].ts < entries[2].ts);
+
+    // From a timestamp on; nothing new: OK with nothing appended.
+    auto fromLast = e->openOplog({last, ""});
+    REQUIRE(fromLast.ok());
+    entries.clear();
+    ok(fromLast.value()->next(&entries));
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].op == mvkv::OplogOp::kDelete);
+    entries.clear();
+    ok(fromLast.value()->next(&entries, 10, 0ms));
+    CHECK(entries.empty());
+
+    mvkv::EngineOptions noLog;
+    noLog.inMemoryOplogCapBytes = 0;
+    auto bare = open(noLog);
+    CHECK_FALSE(bare->hasOplog());
+    CHECK(bare->refreshOplogVisibility() == mvkv::kNoTimestamp);
+    CHECK(bare->openOplog({}).status().code() == mvkv::StatusCode::kIllegalOperation);
+    CHECK(bare->watch({}).status().code() == mvkv::StatusCode::kIllegalOperation);
+}
+
+TEST_CASE("api: a change stream shows a collection's events and resumes after a token") {
+    auto e = open();
+    auto s = session(*e);
+    ok(s->createCollection("cs.watched"));
+    ok(s->createCollection("cs.other"));
+    mvkv::ChangeStreamOptions o;
+    o.ns = "cs.watched";
+    auto stream = e->watch(o);
+    REQUIRE(stream.ok());
+    CHECK(stream.value()->resumeToken().empty());
+    ok(s->insert("cs.watched", "a", "1"));
+    ok(s->put("cs.other", "b", "2"));
+    ok(s->update("cs.watched", "a", "3"));
+    ok(s->remove("cs.watched", "a"));
+
+    std::vector<mvkv::ChangeEvent> events;
+    while (events.size() < 3) {
+        auto ev = stream.value()->next(5s);  // returns as soon as one is majority-committed
+        REQUIRE_MESSAGE(ev.ok(), ev.status().toString());
+        REQUIRE(ev.value().has_value());
+        events.push_back(*ev.value());
+    }
+    CHECK(events[0].op == mvkv::ChangeOp::kInsert);
+    CHECK(events[0].key == "a");
+    CHECK(events[0].value == std::optional<std::string>("1"));
+    CHECK(events[1].op == mvkv::ChangeOp::kUpdate);
+    CHECK(events[2].op == mvkv::ChangeOp::kDelete);
+    CHECK_FALSE(events[2].value.has_value());
+    CHECK(mvkv::changeOpName(events[1].op) == "update");
+    CHECK(events[0].clusterTime < events[1].clusterTime);
+    CHECK(stream.value()->resumeToken() == events[2].resumeToken);
+
+    // Resuming after the first event gives the second next.
+    mvkv::ChangeStreamOptions resume;
+    resume.ns = "cs.watched";
+    resume.resumeAfter = events[0].resumeToken;
+    auto resumed = e->watch(resume);
+    REQUIRE(resumed.ok());
+    auto ev = resumed.value()->next(5s);
+    REQUIRE(ev.ok());
+    REQUIRE(ev.value().has_value());
+    CHECK(ev.value()->resumeToken == events[1].resumeToken);
+
+    mvkv::ChangeStreamOptions bad;
+    bad.resumeAfter = "not a token";
+    CHECK(e->watch(bad).status().code() == mvkv::StatusCode::kInvalidArgument);
+    mvkv::ChangeStreamOptions both;
+    both.resumeAfter = events[0].resumeToken;
+    both.startAtTimestamp = 1;
+    CHECK(e->watch(both).status().code() == mvkv::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("api: a replica set: members, write concern, pause and resume") {
+    auto e = open();
+    auto s = session(*e);
+    ok(s->createCollection("rs.c"));
+    {
+        auto set = e->startReplicaSet();
+        REQUIRE(set.ok());
+        mvkv::ReplicaSet& rs = *set.value();
+        CHECK(e->startReplicaSet().status().code() == mvkv::StatusCode::kIllegalOperation);
+        auto id = rs.addSecondary();
+        REQUIRE_MESSAGE(id.ok(), id.status().toString());
+        CHECK(id.value() == 1);
+        CHECK(rs.size() == 2);
+        CHECK(rs.addSecondary("").status().code() == mvkv::StatusCode::kInvalidArgument);
+
+        const mvkv::WriteConcern two{2, false, std::chrono::milliseconds(30000)};
+        ok(s->begin());
+        ok(s->put("rs.c", "k", "v1"));
+        auto committed = s->commit(two);  // waits until member 1 applied it
+        REQUIRE_MESSAGE(committed.ok(), committed.status().toString());
+        std::vector<mvkv::MemberStatus> members = rs.status();
+        REQUIRE(members.size() == 2);
+        CHECK(members[0].state == "PRIMARY");
+        CHECK(members[1].id == 1);
+        CHECK(members[1].lastApplied >= committed.value());
+        CHECK(rs.statusJson().find("\"majorityCommitPoint\"") != std::string::npos);
+
+        // Three members is more than the set has: refused, nothing committed.
+        ok(s->begin());
+        ok(s->put("rs.c", "k", "never"));
+        CHECK(s->commit(mvkv::WriteConcern{3, false, std::nullopt}).status().code() ==
+              mvkv::StatusCode::kInvalidArgument);
+        CHECK(s->inTransaction());
+        ok(s->abort());
+
+        // A paused member never applies: the wait times out, the write stands.
+        ok(rs.pause(1));
+        CHECK(rs.pause(1).code() == mvkv::StatusCode::kIllegalOperation);
+        CHECK(rs.pause(0).code() == mvkv::StatusCode::kIllegalOperation);
+        CHECK(rs.pause(9).code() == mvkv::StatusCode::kNotFound);
+        CHECK(rs.status()[1].paused);
+        ok(s->begin());
+        ok(s->put("rs.c", "k", "v2"));
+        auto late = s->commit(mvkv::WriteConcern{2, false, std::chrono::milliseconds(1)});
+        CHECK(late.status().code() == mvkv::StatusCode::kWriteConcernTimeout);
+        CHECK(s->get("rs.c", "k").value() == "v2");
+        ok(rs.resume(1));
+        CHECK(rs.resume(1).code() == mvkv::StatusCode::kIllegalOperation);
+    }  // the set goes before the engine
+    CHECK(mvkv::describeWriteConcern({2, false, std::chrono::milliseconds(500)}) ==
+          "{w: 2, wtimeout: 500}");
+    CHECK(mvkv::describeWriteConcern({1, true, std::nullopt}) == "{w: \"majority\"}");
+    CHECK(mvkv::readConcernName(mvkv::ReadConcern::kSnapshot) == "snapshot");
+}
+
+TEST_CASE("api: a prepared commit with a write concern checks the concern first") {
+    auto e = open();
+    auto s = session(*e);
+    ok(s->createCollection("p.c"));
+    ok(s->begin());
+    ok(s->put("p.c", "k", "v"));
+    const mvkv::Timestamp base = e->timestamps().clock;
+    ok(s->prepare(base + 10));
+    // Standalone is a set of one: w=2 can never be met; still prepared.
+    CHECK(s->commit(base + 20, base + 20, mvkv::WriteConcern{2, false, std::nullopt})
+              .status()
+              .code() == mvkv::StatusCode::kInvalidArgument);
+    CHECK(s->prepared());
+    auto done = s->commit(base + 20, base + 25, mvkv::WriteConcern{1, false, std::nullopt});
+    REQUIRE_MESSAGE(done.ok(), done.status().toString());
+    CHECK(done.value() == base + 20);
+    CHECK_FALSE(s->inTransaction());
+}
+
+TEST_CASE("api: document locks: acquire, conflict, fenced writes, refresh, release") {
+    auto e = open();
+    auto s = session(*e);
+    auto other = session(*e);
+    ok(s->createCollection("d.work"));
+    mvkv::DocumentLocks locks(*s);
+    mvkv::DocumentLocks theirs(*other);
+    mvkv::AcquireOptions a;
+    a.owner = "alice";
+    auto grant = locks.acquire("d.work", "item", a);
+    REQUIRE_MESSAGE(grant.ok(), grant.status().toString());
+    CHECK(grant.value().owner == "alice");
+    CHECK(grant.value().token > 0);
+    CHECK(grant.value().expiresAtMs > grant.value().acquiredAtMs);
+    CHECK_FALSE(grant.value().expired);
+
+    mvkv::AcquireOptions b;
+    b.owner = "bob";
+    CHECK(theirs.acquire("d.work", "item", b).status().code() ==
+          mvkv::StatusCode::kDocumentLocked);
+    CHECK(theirs.release("d.work", "item", "bob").code() == mvkv::StatusCode::kNotLockOwner);
+    CHECK(locks.acquire("d.nothere", "item", a).status().code() ==
+          mvkv::StatusCode::kNamespaceNotFound);
+
+    // A fenced write holds only with the holder's owner and token.
+    mvkv::WriteOptions fenced;
+    fenced.fence = mvkv::WriteFence{"alice", grant.value().token};
+    ok(s->put("d.work", "item", "done", fenced));
+    mvkv::WriteOptions stale;
+    stale.fence = mvkv::WriteFence{"alice", grant.value().token + 1};
+    CHECK(s->put("d.work", "item", "stale", stale).code() == mvkv::StatusCode::kLockLost);
+    CHECK(s->get("d.work", "item").value() == "done");
+
+    auto refreshed = locks.refresh("d.work", "item", "alice", std::chrono::milliseconds(60000));
+    REQUIRE(refreshed.ok());
+    CHECK(refreshed.value().token == grant.value().token);
+    auto listed = locks.list("d.work");
+    REQUIRE(listed.ok());
+    REQUIRE(listed.value().size() == 1);
+    CHECK(listed.value()[0].key == "item");
+
+    ok(s->begin());
+    CHECK(locks.acquire("d.work", "other", a).status().code() ==
+          mvkv::StatusCode::kIllegalOperation);
+    ok(s->abort());
+    auto released = locks.releaseAll("alice");
+    REQUIRE(released.ok());
+    CHECK(released.value() == 1);
+    CHECK(locks.release("d.work", "item", "alice").code() == mvkv::StatusCode::kNotFound);
+    CHECK(locks.list("d.work").value().empty());
+}
+
+TEST_CASE("api: TTL collections: explicit expiry, a pass, collMod; capped with TTL refused") {
+    auto e = open();
+    auto s = session(*e);
+    mvkv::CollectionOptions ttl;
+    ttl.expireAfterSeconds = 3600;
+    ok(s->createCollection("t.sessions", ttl));
+    ok(s->createCollection("t.plain"));
+    mvkv::CollectionOptions both = ttl;
+    both.capped = true;
+    both.cappedSizeBytes = 1024;
+    CHECK(s->createCollection("t.both", both).code() == mvkv::StatusCode::kInvalidArgument);
+    CHECK(s->createCollection("t.sessions", ttl).code() == mvkv::StatusCode::kNamespaceExists);
+
+    mvkv::WriteOptions past;
+    past.expireAtMs = 1;  // long expired
+    ok(s->put("t.sessions", "old", "x", past));
+    ok(s->put("t.sessions", "new", "y"));  // expires in an hour
+    CHECK(s->put("t.plain", "k", "v", past).code() == mvkv::StatusCode::kInvalidArgument);
+    std::string value;
+    std::optional<int64_t> expiresAt;
+    ok(s->get("t.sessions", "old", &value, &expiresAt));
+    CHECK(value == "x");
+    CHECK(expiresAt == std::optional<int64_t>(1));
+    ok(s->get("t.sessions", "new", &value, &expiresAt));
+    REQUIRE(expiresAt.has_value());
+    CHECK(*expiresAt > e->wallClockMs());
+    CHECK(s->get("t.plain", "none", &value, &expiresAt).code() == mvkv::StatusCode::kNotFound);
+    CHECK(value == "y");  // unchanged on failure
+
+    auto pass = e->runTtlPass();
+    REQUIRE_MESSAGE(pass.ok(), pass.status().toString());
+    CHECK(pass.value().deleted == 1);
+    CHECK(pass.value().collections >= 1);
+    CHECK(s->get("t.sessions", "old").status().code() == mvkv::StatusCode::kNotFound);
+    CHECK(s->get("t.sessions", "new").ok());
+
+    ok(s->setExpireAfterSeconds("t.sessions", 60));
+    CHECK(s->setExpireAfterSeconds("t.plain", 60).code() == mvkv::StatusCode::kInvalidArgument);
+    CHECK(s->setExpireAfterSeconds("t.sessions", mvkv::kMaxExpireAfterSeconds + 1).code() ==
+          mvkv::StatusCode::kInvalidArgument);
+    const mvkv::TtlStatus st = e->ttlStatus();
+    CHECK(st.passes >= 1);
+    CHECK(st.deletedDocuments >= 1);
+    REQUIRE(st.collections.size() == 1);
+    CHECK(st.collections[0].ns == "t.sessions");
+    CHECK(st.collections[0].expireAfterSeconds == 60);
+}
+
+TEST_CASE("api: scan, count, removeRange, keyHistory and a session's info") {
+    auto e = open();
+    auto s = session(*e);
+    ok(s->createCollection("r.c"));
+    for (char c = 'a'; c <= 'f'; ++c)
+        ok(s->put("r.c", std::string(1, c), std::string("v") + c));
+    std::string seen;
+    mvkv::ScanOptions o;
+    o.range.from = "b";
+    o.range.to = "e";  // inclusive
+    ok(s->scan("r.c", o, [&](std::string_view k, std::string_view) {
+        seen += k;
+        return true;
+    }));
+    CHECK(seen == "bcde");
+    seen.clear();
+    o.reverse = true;
+    o.limit = 2;
+    ok(s->scan("r.c", o, [&](std::string_view k, std::string_view) {
+        seen += k;
+        return true;
+    }));
+    CHECK(seen == "ed");
+    CHECK(s->scan("r.none", {}, [](std::string_view, std::string_view) { return true; }).code() ==
+          mvkv::StatusCode::kNamespaceNotFound);
+    CHECK(s->count("r.c").value() == 6);
+    CHECK(s->count("r.c", {std::string_view("c"), std::nullopt}).value() == 4);
+    auto removed = s->removeRange("r.c", {std::string_view("a"), std::string_view("b")});
+    REQUIRE(removed.ok());
+    CHECK(removed.value() == 2);
+    CHECK(s->count("r.c").value() == 4);
+
+    ok(s->put("r.c", "c", "second"));
+    auto versions = s->keyHistory("r.c", "c");
+    REQUIRE(versions.ok());
+    REQUIRE(versions.value().size() >= 2);
+    CHECK(versions.value()[0].value == "second");  // newest first
+    CHECK(versions.value()[0].state == mvkv::KeyVersion::State::kCommitted);
+    CHECK(versions.value()[1].value == "vc");
+    CHECK(versions.value()[1].stopTs == versions.value()[0].startTs);
+    auto gone = s->keyHistory("r.c", "a");  // removed: its tombstone is newest
+    REQUIRE(gone.ok());
+    REQUIRE_FALSE(gone.value().empty());
+    CHECK(gone.value()[0].tombstone);
+    CHECK(s->keyHistory("r.none", "a").status().code() == mvkv::StatusCode::kNamespaceNotFound);
+
+    CHECK_FALSE(s->info().inTransaction);
+    ok(s->begin(mvkv::TxnOptions{e->timestamps().clock, false, mvkv::ReadConcern::kLocal, false}));
+    ok(s->put("r.c", "x", "1"));
+    ok(s->put("r.c", "y", "2"));
+    const mvkv::SessionInfo info = s->info();
+    CHECK(info.inTransaction);
+    CHECK(info.writes == 2);
+    CHECK(info.txnId != mvkv::kNoTxnId);
+    CHECK(info.readTs == s->readTimestamp());
+    CHECK(info.id == s->id());
+    ok(s->abort());
+}
+
+TEST_CASE("api: the lock table shows a transaction's locks under its session's locker") {
+    auto e = open();
+    auto s = session(*e);
+    auto other = session(*e);
+    CHECK(s->lockerId() != other->lockerId());
+    ok(s->createCollection("l.c"));
+    ok(s->begin());
+    ok(s->put("l.c", "k", "v"));  // a transaction keeps its locks until it ends
+    bool held = false;
+    for (const mvkv::LockTableEntry& r : e->lockTable())
+        for (const mvkv::LockTableEntry::Request& g : r.granted)
+            if (g.lockerId == s->lockerId() && r.resource.find("l.c") != std::string::npos) {
+                held = true;
+                CHECK(g.mode == "IX");
+            }
+    CHECK(held);
+    ok(s->commit().status());
+    for (const mvkv::LockTableEntry& r : e->lockTable())
+        for (const mvkv::LockTableEntry::Request& g : r.granted)
+            CHECK(g.lockerId != s->lockerId());
+}
+
+TEST_CASE("api: slow-op log, profiling levels, names and reserved opids") {
+    auto e = open();
+    auto s = session(*e);
+    s->setName("worker");
+    ok(s->createCollection("p.c"));
+    CHECK(e->setSlowOp(-1, 1.0).code() == mvkv::StatusCode::kInvalidArgument);
+    CHECK(e->setSlowOp(0, 1.5).code() == mvkv::StatusCode::kInvalidArgument);
+    ok(e->setSlowOp(0, 1.0));  // every operation is slow
+    ok(s->put("p.c", "k", "v"));
+    const std::vector<std::string> lines = e->slowOpLog(1);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("Slow query") != std::string::npos);
+    CHECK(lines[0].find("worker") != std::string::npos);
+
+    CHECK(e->profilingSetting("p").level == 0);
+    auto set = e->profile("p", 2);
+    REQUIRE(set.ok());
+    CHECK(set.value().was == 0);
+    CHECK(set.value().level == 2);
+    CHECK(set.value().slowMs == 0);
+    CHECK(e->profilingSetting("p").level == 2);
+    CHECK(e->profile("p", 3).status().code() == mvkv::StatusCode::kInvalidArgument);
+
+    // A reserved opid is the next operation's: killOp before it starts.
+    const uint64_t opid = s->reserveOpid();
+    ok(e->killOp(opid));
+    CHECK(s->put("p.c", "k2", "v").code() == mvkv::StatusCode::kInterrupted);
+    const uint64_t dropped = s->reserveOpid();
+    s->dropReservedOpid();
+    CHECK(e->killOp(dropped).code() == mvkv::StatusCode::kNotFound);
+    ok(s->put("p.c", "k2", "v"));
+}
+
+TEST_CASE("api: the repair record, database names, statsJson and the history figures") {
+    auto mem = open();
+    CHECK(mem->repairRecord().status().code() == mvkv::StatusCode::kIllegalOperation);
+    CHECK(mem->clearRepairRecord().status().code() == mvkv::StatusCode::kIllegalOperation);
+    CHECK(mvkv::checkDatabaseName("app").ok());
+    CHECK(mvkv::checkDatabaseName("a.b").code() == mvkv::StatusCode::kInvalidArgument);
+    CHECK(mvkv::checkDatabaseName("").code() == mvkv::StatusCode::kInvalidArgument);
+    const std::string json = mem->statsJson();
+    CHECK(json.front() == '{');
+    CHECK(json.find("\"history\"") != std::string::npos);
+
+    TempPath dir;
+    mvkv::EngineOptions o;
+    o.path = dir.path;
+    o.syncMode = mvkv::SyncMode::kNone;
+    auto e = open(o);
+    auto record = e->repairRecord();
+    REQUIRE(record.ok());
+    CHECK(record.value() == "[]");
+    auto cleared = e->clearRepairRecord();
+    REQUIRE(cleared.ok());
+    CHECK(cleared.value() == 0);
+    {
+        auto s = session(*e);
+        ok(s->createCollection("h.c"));
+        ok(s->put("h.c", "k", "1"));
+        ok(s->put("h.c", "k", "2"));
+        ok(e->checkpoint());
+        const mvkv::EngineStats st = e->stats();
+        CHECK(st.lastCheckpointNumber >= 1);
+        CHECK(st.lastCheckpointEntries >= 1);
+        CHECK(st.lastCheckpointBytes > 0);
+        ok(e->sweepHistory());
+        CHECK(e->stats().historyVersionsMoved + e->stats().historyVersionsFreed >= 1);
+    }
+    ok(e->close());
+}

@@ -3,7 +3,7 @@
 // (--json prints exactly one JSON object per command). docs/shell.md.
 //
 //   mvkv [PATH] [--memory] [--json] [--bail] [-c "CMD; CMD"] [-f FILE] [--sync none|write|fsync]
-//   mvkv --version      version, git revision and build type (util/version.h)
+//   mvkv --version      version, git revision and build type (shell/version_line.h)
 //
 // Exit status: 0 when every command succeeded, 1 when any failed (--bail
 // stops at the first), 2 for a bad invocation.
@@ -23,13 +23,13 @@
 #include <filesystem>
 #include <thread>
 
-#include "engine/engine.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/line_reader.h"
-#include "tools/shell/output.h"
-#include "tools/shell/shell.h"
-#include "tools/shell/tokenizer.h"
-#include "util/version.h"
+#include "shell/bytes.h"
+#include "shell/line_reader.h"
+#include "shell/output.h"
+#include "shell/shell.h"
+#include "shell/tokenizer.h"
+#include "shell/version_line.h"
+#include "mvkv/engine.h"
 
 namespace {
 
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
                  "what is cut to PATH/salvage/ and listing the lost commits in PATH/repair.json");
     app.add_option("--sync", sync, "commit durability on PATH: none, write or fsync (default)")
         ->check(CLI::IsMember({"none", "write", "fsync"}));
-    app.set_version_flag("--version", versionLine("mvkv"),
+    app.set_version_flag("--version", tools::shellVersionLine(),
                          "print the version, git revision and build type, and exit");
     try {
         app.parse(argc, argv);
@@ -99,20 +99,19 @@ int main(int argc, char** argv) {
     sigaddset(&sigint, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
 
-    engine::EngineOptions options;
-    options.inMemory = memory;
-    options.path = memory ? "" : path;
+    EngineOptions options;
+    options.path = memory ? "" : path;  // empty: in memory
     options.repair = repair;
-    options.syncMode = sync == "none"    ? oplog::SyncMode::kNone
-                       : sync == "write" ? oplog::SyncMode::kWrite
-                                         : oplog::SyncMode::kFsync;
-    auto opened = engine::Engine::open(options);
+    options.syncMode = sync == "none"    ? SyncMode::kNone
+                       : sync == "write" ? SyncMode::kWrite
+                                         : SyncMode::kFsync;
+    auto opened = Engine::open(options);
     if (!opened.ok()) {
         fmt::print(stderr, "mvkv: cannot open {}: {}: {}\n", memory ? "an in-memory engine" : path,
                    statusCodeName(opened.status().code()), opened.status().message());
         return 1;
     }
-    std::unique_ptr<engine::Engine> engine = std::move(opened).value();
+    std::unique_ptr<Engine> engine = std::move(opened).value();
     int status = 0;
     {
         tools::Shell shell(*engine);

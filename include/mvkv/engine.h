@@ -14,8 +14,9 @@
 // offset) unless EngineOptions::repair.
 //
 // Ownership and lifetime: open() returns the only owner. Destroy every
-// Session (and Cursor) first, then close() it to learn whether the final
-// flush succeeded; the destructor closes it too, but cannot report.
+// Session (and Cursor, DocumentLocks), OplogCursor, ChangeStream and
+// ReplicaSet first, then close() it to learn whether the final flush
+// succeeded; the destructor closes it too, but cannot report.
 //
 // Thread safety: every method from any thread, concurrently, except
 // close() (and the destructor): no other call on the engine may run beside
@@ -29,7 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "mvkv/change_stream.h"
+#include "mvkv/oplog.h"
 #include "mvkv/options.h"
+#include "mvkv/replica_set.h"
 #include "mvkv/session.h"
 #include "mvkv/stats.h"
 #include "mvkv/status.h"
@@ -45,6 +49,56 @@ struct PreparedTransaction {
     /// Held by no session (recovered after a restart): resolve it by id.
     bool ownerless = false;
 };
+
+/// A database's profiling level (Engine::profile), with the engine's
+/// slow-op settings it shares: MongoDB's profile command reply.
+struct ProfilingSetting {
+    int was = 0;  // the level before (profile); the level (profilingSetting)
+    int level = 0;
+    int64_t slowMs = 0;
+    double sampleRate = 1.0;
+};
+
+/// One resource of the lock table (Engine::lockTable).
+struct LockTableEntry {
+    struct Request {
+        uint64_t lockerId = 0;  // Session::lockerId() of its holder or waiter
+        std::string mode;       // "IS", "IX", "S" or "X"
+    };
+    std::string resource;  // "Database app", "Collection app.users", ...
+    std::vector<Request> granted;
+    std::vector<Request> waiting;  // in queue order
+};
+
+/// One TTL monitor pass (Engine::runTtlPass).
+struct TtlPassResult {
+    uint64_t collections = 0;          // TTL collections scanned
+    uint64_t expired = 0;              // entries found expired
+    uint64_t deleted = 0;              // of those, deleted
+    uint64_t skippedConflicts = 0;     // left for the next pass: a write conflict
+    uint64_t skippedLockTimeouts = 0;  // collections left for the next pass: a lock wait
+    int64_t nowMs = 0;                 // the wall-clock time the pass judged by
+};
+
+/// The TTL monitor (docs/ttl.md): its figures since open and the TTL
+/// collections.
+struct TtlStatus {
+    uint64_t passes = 0;
+    uint64_t deletedDocuments = 0;
+    uint64_t skippedConflicts = 0;
+    uint64_t skippedLockTimeouts = 0;
+    uint64_t failedPasses = 0;
+    bool secondary = false;  // a replica's secondary: its passes are refused
+    int64_t sleepMs = 0;     // the background pass period (0: none)
+    struct Collection {
+        std::string ns;
+        int64_t expireAfterSeconds = 0;
+    };
+    std::vector<Collection> collections;  // every TTL collection, in catalog order
+};
+
+/// InvalidArgument (naming the rule broken) unless `db` is a valid database name.
+Status checkDatabaseName(std::string_view db);
 
 class Engine {
   public:
@@ -100,6 +154,56 @@ class Engine {
     Status killOp(uint64_t opid);
     std::vector<std::string> listDatabases() const;
     std::vector<std::string> listCollections(std::string_view db) const;
+    /// Every figure of stats() and the lock manager's, as one JSON document.
+    std::string statsJson() const;
+    /// The lock table now: every resource with a granted or waiting request
+    /// (a consistent picture per resource; empty after close()).
+    std::vector<LockTableEntry> lockTable() const;
+    /// The slow-op threshold and sample rate (MongoDB's slowms and
+    /// sampleRate, shared with the profiler). InvalidArgument out of range
+    /// (slowMs < 0, rate outside 0..1).
+    Status setSlowOp(int64_t slowMs, double sampleRate);
+    /// The newest slow-op log lines (MongoDB's logv2 JSON), oldest first;
+    /// limit 0: every line the ring holds.
+    std::vector<std::string> slowOpLog(size_t limit = 0) const;
+    /// `db`'s profiling level and the slow-op settings (`was` = `level`).
+    ProfilingSetting profilingSetting(std::string_view db) const;
+    /// setProfilingLevel, returning the setting with the level before in
+    /// `was` (MongoDB's profile command). InvalidArgument for a level other
+    /// than 0, 1, 2 or a bad database name.
+    StatusWith<ProfilingSetting> profile(std::string_view db, int level);
+    /// Milliseconds since the Unix epoch, by the clock TTL expiry uses.
+    int64_t wallClockMs() const;
+
+    // --- the oplog and change streams ---
+    /// False for an in-memory engine opened with inMemoryOplogCapBytes 0.
+    bool hasOplog() const;
+    /// Publishes the commits finished so far to oplog readers and returns
+    /// the newest visible oplog timestamp (kNoTimestamp without an oplog).
+    Timestamp refreshOplogVisibility();
+    /// Reads the oplog (mvkv/oplog.h). IllegalOperation without an oplog.
+    StatusWith<std::unique_ptr<OplogCursor>> openOplog(const OplogReadOptions& options);
+    /// A change stream (mvkv/change_stream.h). InvalidArgument for a bad
+    /// namespace or resume token, or both resumeAfter and startAtTimestamp;
+    /// IllegalOperation without an oplog.
+    StatusWith<std::unique_ptr<ChangeStream>> watch(const ChangeStreamOptions& options);
+    /// Makes this engine the primary of a replica set of one
+    /// (mvkv/replica_set.h). IllegalOperation when it already is one.
+    StatusWith<std::unique_ptr<ReplicaSet>> startReplicaSet();
+
+    // --- TTL collections (docs/ttl.md) ---
+    /// One TTL monitor pass now. IllegalOperation on a secondary; the error
+    /// that stopped the pass (what it deleted stays deleted).
+    StatusWith<TtlPassResult> runTtlPass();
+    TtlStatus ttlStatus() const;
+
+    // --- the repair record (docs/oplog.md, "Repair") ---
+    /// Every cut of a damaged oplog and the commits it lost, as a JSON array
+    /// ("[]": none). IllegalOperation in memory.
+    StatusWith<std::string> repairRecord() const;
+    /// Forgets it once dealt with (the salvage copies stay); returns how many
+    /// repairs it held. IllegalOperation in memory; IOError.
+    StatusWith<uint64_t> clearRepairRecord();
 
     // --- prepared transactions ---
     std::vector<PreparedTransaction> preparedTransactions() const;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "mvkv/timestamp.h"
 
@@ -76,6 +77,45 @@ struct WriteConcern {
     int w = 1;
     bool majority = false;
     std::optional<std::chrono::milliseconds> wtimeout;  // none: wait as long as it takes
+};
+
+/// "{w: 2}", "{w: \"majority\", wtimeout: 500}": as messages and the shell show it.
+std::string describeWriteConcern(const WriteConcern& wc);
+/// "local", "snapshot" or "majority".
+std::string_view readConcernName(ReadConcern rc);
+
+/// The longest TTL (MongoDB's expireAfterSeconds bound, 2^31 - 1 seconds).
+inline constexpr int64_t kMaxExpireAfterSeconds = (int64_t{1} << 31) - 1;
+
+/// Session::createCollection's options (docs/ttl.md, docs/oplog.md).
+struct CollectionOptions {
+    /// A capped collection: the oldest entries go once the key + value bytes
+    /// pass cappedSizeBytes (1 .. 2^50), or the entries pass cappedMaxDocs
+    /// (0: no count cap, else 1 .. 2^31 - 1).
+    bool capped = false;
+    int64_t cappedSizeBytes = 0;
+    int64_t cappedMaxDocs = 0;
+    /// Set: a TTL collection whose entries expire this many seconds after
+    /// their write (0 .. kMaxExpireAfterSeconds). Not with capped.
+    std::optional<int64_t> expireAfterSeconds;
+};
+
+/// A fenced write (docs/document-locks.md): made only while the document
+/// lock on its key is held by `owner` with fencing `token` (what
+/// DocumentLocks::acquire returned); else LockLost and nothing is written.
+/// `owner` is a view: it must stay valid for the call only.
+struct WriteFence {
+    std::string_view owner;
+    uint64_t token = 0;
+};
+
+/// What a single write may carry besides its key and value.
+struct WriteOptions {
+    /// TTL collections only: the entry expires at this wall-clock time (ms
+    /// since the Unix epoch, > 0) instead of its write time plus the
+    /// collection's expireAfterSeconds.
+    std::optional<int64_t> expireAtMs;
+    std::optional<WriteFence> fence;
 };
 
 }  // namespace mvkv

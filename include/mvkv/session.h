@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mvkv/cursor.h"
 #include "mvkv/options.h"
@@ -40,6 +41,45 @@
 #include "mvkv/timestamp.h"
 
 namespace mvkv {
+
+/// A range (scan, count, removeRange): both ends inclusive; an absent end
+/// is open. The views must stay valid for the call.
+struct KeyRange {
+    std::optional<std::string_view> from;
+    std::optional<std::string_view> to;
+};
+
+struct ScanOptions {
+    KeyRange range;
+    uint64_t limit = 0;  // 0: no limit
+    bool reverse = false;
+};
+
+/// One version of a key as the engine holds it (keyHistory): for
+/// inspection, whatever its visibility.
+struct KeyVersion {
+    enum class State : uint8_t { kCommitted, kUncommitted, kAborted, kPrepared };
+    enum class Where : uint8_t { kChain, kHistoryStore };
+    std::string value;
+    bool tombstone = false;  // a delete
+    TxnId txnId = kNoTxnId;
+    Timestamp startTs = kNoTimestamp;  // its commit (kPrepared: prepare) timestamp
+    Timestamp stopTs = kNoTimestamp;   // when a newer version replaced it (0: newest)
+    State state = State::kCommitted;
+    Where where = Where::kChain;
+};
+
+/// What a session is doing (Session::info), for shells and tests.
+struct SessionInfo {
+    uint64_t id = 0;
+    bool inTransaction = false;
+    TxnId txnId = kNoTxnId;          // 0 until the transaction writes
+    Timestamp readTs = kNoTimestamp;  // the read timestamp it was begun with, if any
+    Timestamp commitTs = kNoTimestamp;  // once fixed (timestampTransaction)
+    bool prepared = false;
+    Timestamp prepareTs = kNoTimestamp;  // once prepared
+    uint64_t writes = 0;                 // the running transaction's
+};
 
 class Session {
   public:
@@ -50,6 +90,15 @@ class Session {
     // --- the catalog (each takes an exclusive lock: waits for users) ---
     /// NamespaceExists when it exists; IllegalOperation in a transaction.
     Status createCollection(std::string_view ns);
+    /// With options: a capped or a TTL collection (options.h).
+    /// InvalidArgument for options out of range or capped with a TTL.
+    Status createCollection(std::string_view ns, const CollectionOptions& options);
+    /// MongoDB's collMod of a TTL index: TTL collection `ns` now expires its
+    /// entries `seconds` after their write (those already there too, but
+    /// not those written with an explicit expiry). InvalidArgument for
+    /// seconds outside 0..kMaxExpireAfterSeconds or a collection that is not
+    /// a TTL collection; IllegalOperation in a transaction.
+    Status setExpireAfterSeconds(std::string_view ns, int64_t seconds);
     /// NamespaceNotFound when it does not exist.
     Status dropCollection(std::string_view ns);
     Status dropDatabase(std::string_view db);
@@ -104,12 +153,22 @@ class Session {
     /// Commits a prepared transaction (commitTs >= prepare, durableTs >=
     /// commitTs). A refused timestamp leaves it prepared.
     StatusWith<Timestamp> commit(Timestamp commitTs, Timestamp durableTs);
+    /// The same, then waits for write concern `wc` (when it wrote): checked
+    /// first (InvalidArgument, still prepared, for one never met);
+    /// WriteConcernTimeout after the commit when not met in time.
+    StatusWith<Timestamp> commit(Timestamp commitTs, Timestamp durableTs, const WriteConcern& wc);
     bool prepared() const;
 
     // --- data ---
     /// NotFound when the key has no visible value.
     StatusWith<std::string> get(std::string_view ns, std::string_view key);
     Status get(std::string_view ns, std::string_view key, std::string* value);
+    /// The same, and when the entry expires (a TTL collection): its explicit
+    /// expiry or its write time plus expireAfterSeconds, in ms since the
+    /// Unix epoch (an expired entry reads until a TTL pass deletes it);
+    /// nullopt in any other collection. Both unchanged on failure.
+    Status get(std::string_view ns, std::string_view key, std::string* value,
+               std::optional<int64_t>* expiresAtMs);
     /// Insert or replace.
     Status put(std::string_view ns, std::string_view key, std::string_view value);
     /// DuplicateKey when it exists.
@@ -118,6 +177,38 @@ class Session {
     Status update(std::string_view ns, std::string_view key, std::string_view value);
     /// NotFound when it does not exist.
     Status remove(std::string_view ns, std::string_view key);
+    /// The same with options (options.h): an explicit expiry (InvalidArgument
+    /// on a collection that is not a TTL collection, with a remove, or at or
+    /// below 0), a document-lock fence (LockLost, nothing written, when the
+    /// lock does not hold for that owner and token; InvalidArgument for an
+    /// empty owner or token 0). The fence check and the write are one
+    /// transaction.
+    Status put(std::string_view ns, std::string_view key, std::string_view value,
+               const WriteOptions& options);
+    Status insert(std::string_view ns, std::string_view key, std::string_view value,
+                  const WriteOptions& options);
+    Status update(std::string_view ns, std::string_view key, std::string_view value,
+                  const WriteOptions& options);
+    Status remove(std::string_view ns, std::string_view key, const WriteOptions& options);
+    /// Every live key of `options.range` in order (or reverse), to `visit`
+    /// (false stops it). Outside a transaction the scan yields its locks and
+    /// snapshot now and then (docs/operations.md): not one point in time, but
+    /// no key twice; inside one it reads the transaction's snapshot.
+    /// QueryPlanKilled when the collection was dropped while it yielded.
+    /// The views are valid during `visit` only; `visit` must not use this
+    /// session.
+    Status scan(std::string_view ns, const ScanOptions& options,
+                const std::function<bool(std::string_view key, std::string_view value)>& visit);
+    /// How many live keys `range` holds (yielding as scan does).
+    StatusWith<uint64_t> count(std::string_view ns, const KeyRange& range = {});
+    /// Removes every live key of `range`; returns how many. Outside a
+    /// transaction each key is its own write (not atomic: an error part-way
+    /// leaves those removed removed); inside one it is atomic.
+    StatusWith<uint64_t> removeRange(std::string_view ns, const KeyRange& range);
+    /// Every version of `key` the engine still holds, newest first (update
+    /// chain, then history store), visible or not. NamespaceNotFound; empty
+    /// when the key has none.
+    StatusWith<std::vector<KeyVersion>> keyHistory(std::string_view ns, std::string_view key);
     /// A cursor in this session's snapshot (mvkv/cursor.h).
     StatusWith<std::unique_ptr<Cursor>> openCursor(std::string_view ns);
 
@@ -127,6 +218,21 @@ class Session {
     void interrupt();
     /// For this session's lock requests (none: the engine's).
     void setLockTimeout(std::optional<std::chrono::milliseconds> timeout);
+    /// How long this session's implicit writes retry write conflicts
+    /// (EngineOptions::writeConflictRetryTimeout until set).
+    void setRetryTimeout(std::chrono::milliseconds timeout);
+    /// The name currentOp, the slow-op log and the profiler show ("conn<id>"
+    /// until set).
+    void setName(std::string name);
+    /// Hands out now the opid of the next operation this session runs (so a
+    /// caller can print it, or killOp it, before it starts).
+    uint64_t reserveOpid();
+    /// Forgets a reserved opid no operation took, so no later one takes it.
+    void dropReservedOpid();
+    /// Its locker's id in Engine::lockTable().
+    uint64_t lockerId() const;
+    /// The running transaction's figures (all zero outside one).
+    SessionInfo info() const;
     /// Write conflicts the last implicit write retried (0 inside a transaction).
     uint64_t lastOpWriteConflicts() const;
     /// Its id in currentOp and serverStatus.
@@ -136,6 +242,7 @@ class Session {
     explicit Session(std::unique_ptr<Impl> impl);
 
   private:
+    friend class DocumentLocks;  // runs its operations in this session
     std::unique_ptr<Impl> impl_;
 };
 

@@ -24,10 +24,16 @@ struct EngineStats {
     // The history store (superseded versions old readers still need).
     uint64_t historyEntries = 0;
     uint64_t historySweepPasses = 0;
+    uint64_t historyVersionsMoved = 0;  // superseded versions moved to the history store
+    uint64_t historyVersionsFreed = 0;  // versions no reader needed, freed
+    Timestamp historyPinned = kNoTimestamp;  // the newest sweep's horizon (Timestamps::pinned then)
     // Checkpoints since open (0 in memory).
     uint64_t checkpoints = 0;
     uint64_t checkpointFailures = 0;
     Timestamp lastCheckpointTs = kNoTimestamp;
+    uint64_t lastCheckpointNumber = 0;
+    uint64_t lastCheckpointEntries = 0;  // keys
+    uint64_t lastCheckpointBytes = 0;
     // Prepared transactions not yet committed or aborted.
     uint64_t preparedTransactions = 0;
     // Version chains (walks every key: O(keys), not for hot paths).

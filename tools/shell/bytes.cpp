@@ -1,5 +1,8 @@
-#include "tools/shell/bytes.h"
+#include "bytes.h"
 
+// The engine's UTF-8 decoder (util/utf8.h), linked as a private helper of
+// the shell's display code: it is text handling, not engine API
+// (docs/architecture.md, "The programs").
 #include "util/utf8.h"
 
 #include <fmt/format.h>
@@ -13,6 +16,10 @@ namespace mvkv::tools {
 
 using mvkv::CodePoint;
 using mvkv::decodeUtf8;
+
+bool isValidUtf8(std::string_view s) {
+    return mvkv::isValidUtf8(s);
+}
 
 namespace {
 

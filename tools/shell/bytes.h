@@ -13,16 +13,15 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
-
-#include "util/utf8.h"
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace mvkv::tools {
 
-/// Strict UTF-8 validity (util/utf8.h).
-using mvkv::isValidUtf8;
+/// Strict UTF-8 validity (RFC 3629: no overlongs, no surrogates, nothing
+/// above U+10FFFF, no truncated sequence).
+bool isValidUtf8(std::string_view s);
 
 /// For --json: valid UTF-8 as a JSON string; otherwise
 /// {"$binary": {"base64": "<standard base64, padded>", "subType": "00"}}.

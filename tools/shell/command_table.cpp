@@ -1,4 +1,4 @@
-#include "tools/shell/command_table.h"
+#include "command_table.h"
 
 #include <algorithm>
 #include <cctype>

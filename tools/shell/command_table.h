@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/write_options.h"
-#include "tools/shell/reply.h"
-#include "tools/shell/tokenizer.h"
+#include "mvkv/options.h"
+#include "reply.h"
+#include "tokenizer.h"
 
 namespace mvkv::tools {
 
@@ -64,7 +64,7 @@ Reply showLog(Shell& sh, const Args& options);
 
 /// The value of a write's `lock=OWNER:TOKEN` option (commands_locks.cpp):
 /// sets options->fence, whose owner view points into *owner.
-Status parseFenceOption(std::string_view value, engine::WriteOptions* options,
+Status parseFenceOption(std::string_view value, WriteOptions* options,
                         std::string* owner);
 
 std::string lowerCase(std::string_view s);

@@ -3,11 +3,9 @@
 
 #include <chrono>
 
-#include "lockmgr/lock_mode.h"
-#include "oplog/oplog_cursor.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
 
 namespace mvkv::tools {
 
@@ -17,7 +15,7 @@ namespace {
 constexpr uint64_t kMaxWaitMs = 31536000000ull;
 
 Reply ts(Shell& sh, const Args&) {
-    mvcc::Timestamps t = sh.engine().timestamps();
+    Timestamps t = sh.engine().timestamps();
     Reply r;
     r.fields = {{"clock", t.clock},
                 {"oldest", t.oldest},
@@ -55,7 +53,7 @@ Reply set(Shell& sh, const Args& a) {
         sh.session().setRetryTimeout(std::chrono::milliseconds(n.value()));
     else if (what == "slowms")  // the engine's, shared by every database and the profiler
         s = sh.engine().setSlowOp(static_cast<int64_t>(n.value()),
-                                  sh.engine().slowOpLog().sampleRate());
+                                  sh.engine().profilingSetting(sh.db()).sampleRate);
     else
         s = Status::InvalidArgument(
             fmt::format("cannot set {}; usage: set oldest|stable|lock_timeout_ms|retry_ms|slowms N",
@@ -68,15 +66,15 @@ Reply set(Shell& sh, const Args& a) {
     return r;
 }
 
-std::string stateName(engine::KeyVersion::State s) {
+std::string stateName(KeyVersion::State s) {
     switch (s) {
-        case engine::KeyVersion::State::kCommitted:
+        case KeyVersion::State::kCommitted:
             return "committed";
-        case engine::KeyVersion::State::kUncommitted:
+        case KeyVersion::State::kUncommitted:
             return "uncommitted";
-        case engine::KeyVersion::State::kAborted:
+        case KeyVersion::State::kAborted:
             return "aborted";
-        case engine::KeyVersion::State::kPrepared:
+        case KeyVersion::State::kPrepared:
             return "prepared";
     }
     return "?";
@@ -90,9 +88,9 @@ Reply history(Shell& sh, const Args& a) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     r.lines.push_back(fmt::format("{:>8} {:>8} {:>7} {:<11} {:<8} {}", "start", "stop", "txn",
                                   "state", "where", "value"));
-    for (const engine::KeyVersion& v : versions.value()) {
+    for (const KeyVersion& v : versions.value()) {
         const std::string where =
-            v.where == engine::KeyVersion::Where::kChain ? "chain" : "history";
+            v.where == KeyVersion::Where::kChain ? "chain" : "history";
         nlohmann::ordered_json item = {{"startTs", v.startTs}, {"stopTs", v.stopTs},
                                        {"txnId", v.txnId},     {"state", stateName(v.state)},
                                        {"where", where},       {"deleted", v.tombstone}};
@@ -111,28 +109,32 @@ Reply history(Shell& sh, const Args& a) {
 }
 
 Reply gc(Shell& sh, const Args&) {
-    sh.engine().sweepHistory();
-    engine::EngineStats st = sh.engine().stats();
+    if (Status s = sh.engine().sweepHistory(); !s.ok())
+        return Reply::error(s);
+    const EngineStats st = sh.engine().stats();
     Reply r;
-    r.fields = {{"historyEntries", st.history.entries},
-                {"versionsMoved", st.history.versionsMoved},
-                {"versionsFreed", st.history.versionsFreed},
-                {"pinned", st.history.pinned}};
+    r.fields = {{"historyEntries", st.historyEntries},
+                {"versionsMoved", st.historyVersionsMoved},
+                {"versionsFreed", st.historyVersionsFreed},
+                {"pinned", st.historyPinned}};
     r.lines.push_back(fmt::format(
         "swept: {} history entries; {} versions moved and {} freed so far; "
         "pinned at timestamp {}",
-        st.history.entries, st.history.versionsMoved, st.history.versionsFreed, st.history.pinned));
+        st.historyEntries, st.historyVersionsMoved, st.historyVersionsFreed, st.historyPinned));
     return r;
 }
 
 Reply checkpoint(Shell& sh, const Args&) {
     if (Status s = sh.engine().checkpoint(); !s.ok())
         return Reply::error(s);
-    engine::CheckpointStats c = sh.engine().stats().checkpoint;
+    const EngineStats c = sh.engine().stats();
     Reply r;
-    r.fields = {{"timestamp", c.lastTs}, {"entries", c.lastEntries}, {"bytes", c.lastBytes}};
-    r.lines.push_back(fmt::format("checkpoint {} at timestamp {}: {} keys, {} bytes", c.lastNumber,
-                                  c.lastTs, c.lastEntries, c.lastBytes));
+    r.fields = {{"timestamp", c.lastCheckpointTs},
+                {"entries", c.lastCheckpointEntries},
+                {"bytes", c.lastCheckpointBytes}};
+    r.lines.push_back(fmt::format("checkpoint {} at timestamp {}: {} keys, {} bytes",
+                                  c.lastCheckpointNumber, c.lastCheckpointTs,
+                                  c.lastCheckpointEntries, c.lastCheckpointBytes));
     return r;
 }
 
@@ -140,15 +142,16 @@ Reply repair(Shell& sh, const Args& a) {
     if (!a.empty() && a[0].text != "clear")
         return Reply::error(Status::InvalidArgument(
             fmt::format("repair takes no argument or `clear`, not {}", displayBytes(a[0].text, 40))));
-    engine::Engine& e = sh.engine();
-    if (!e.recovery().durable)
-        return Reply::error(
-            Status::IllegalOperation("an in-memory engine has no repair record; open one on a path"));
+    Engine& e = sh.engine();
+    auto record = e.repairRecord();  // IllegalOperation in memory
+    if (!record.ok())
+        return Reply::error(record.status());
     Reply r;
     if (!a.empty()) {
-        const uint64_t had = e.recovery().repairs;
-        if (Status s = e.clearRepairRecord(); !s.ok())
-            return Reply::error(s);
+        auto cleared = e.clearRepairRecord();
+        if (!cleared.ok())
+            return Reply::error(cleared.status());
+        const uint64_t had = cleared.value();
         r.fields["cleared"] = had;
         r.lines.push_back(had == 0 ? std::string("no repair record to clear")
                                    : fmt::format("cleared the record of {} repair{}; the salvage "
@@ -156,7 +159,7 @@ Reply repair(Shell& sh, const Args& a) {
                                                  had, had == 1 ? "" : "s"));
         return r;
     }
-    nlohmann::ordered_json repairs = nlohmann::ordered_json::parse(e.recovery().repairsJson);
+    nlohmann::ordered_json repairs = nlohmann::ordered_json::parse(record.value());
     r.fields["repairs"] = repairs;
     if (repairs.empty())
         r.lines.push_back("no repair record: the oplog was never cut at damage (or the record was cleared)");
@@ -178,31 +181,31 @@ Reply repair(Shell& sh, const Args& a) {
     return r;
 }
 
-nlohmann::ordered_json entryJson(const oplog::OplogEntry& e) {
+nlohmann::ordered_json entryJson(const OplogEntry& e) {
     nlohmann::ordered_json j = {{"ts", e.ts},
                                 {"txnId", e.txnId},
                                 {"op", std::string(1, static_cast<char>(e.op))},
                                 {"ns", e.ns}};
-    if (e.op == oplog::OpType::kCommand) {
+    if (e.op == OplogOp::kCommand) {
         j["command"] = e.value;
     } else {
         j["key"] = bytesToJson(e.key);
-        if (e.op != oplog::OpType::kDelete)
+        if (e.op != OplogOp::kDelete)
             j["value"] = bytesToJson(e.value);
     }
     return j;
 }
 
-std::string entryLine(const oplog::OplogEntry& e) {
-    if (e.op == oplog::OpType::kCommand)
+std::string entryLine(const OplogEntry& e) {
+    if (e.op == OplogOp::kCommand)
         return fmt::format("{:>8}  c  {:<24} {}", e.ts, e.ns, e.value);
     return fmt::format("{:>8}  {}  {:<24} {}{}", e.ts, static_cast<char>(e.op), e.ns,
                        displayBytes(e.key, 60),
-                       e.op == oplog::OpType::kDelete ? "" : " = " + displayBytes(e.value, 120));
+                       e.op == OplogOp::kDelete ? "" : " = " + displayBytes(e.value, 120));
 }
 
 // "from=TS", "limit=N", "ns=NS" options of oplog and tail.
-Status oplogOptions(const Args& a, bool allowFromLimit, oplog::OplogCursorOptions* o,
+Status oplogOptions(const Args& a, bool allowFromLimit, OplogReadOptions* o,
                     uint64_t* limit) {
     for (const Token& t : a) {
         std::string name, value;
@@ -224,16 +227,15 @@ Status oplogOptions(const Args& a, bool allowFromLimit, oplog::OplogCursorOption
 }
 
 Reply oplogCmd(Shell& sh, const Args& a) {
-    oplog::OplogCursorOptions o;
+    OplogReadOptions o;
     uint64_t limit = 100;
     if (Status s = oplogOptions(a, true, &o, &limit); !s.ok())
         return Reply::error(s);
-    auto cursor = sh.engine().openOplogCursor(o);
+    auto cursor = sh.engine().openOplog(o);
     if (!cursor.ok())
         return Reply::error(cursor.status());
-    if (auto* log = sh.engine().oplog())
-        log->refreshVisibility();
-    std::vector<oplog::OplogEntry> entries;
+    sh.engine().refreshOplogVisibility();
+    std::vector<OplogEntry> entries;
     while (entries.size() < limit) {
         size_t before = entries.size();
         if (Status s = cursor.value()->next(&entries, limit - entries.size()); !s.ok())
@@ -265,7 +267,7 @@ Reply tail(Shell& sh, const Args& a) {
         r.lines.push_back(fmt::format("stopped following ({} entr{})", n, n == 1 ? "y" : "ies"));
         return r;
     }
-    oplog::OplogCursorOptions o;
+    OplogReadOptions o;
     uint64_t unused = 0;
     if (Status s = oplogOptions(a, false, &o, &unused); !s.ok())
         return Reply::error(s);
@@ -311,28 +313,26 @@ Reply watch(Shell& sh, const Args& a) {
 Reply locks(Shell& sh, const Args&) {
     Reply r;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    auto holder = [&](const lockmgr::LockHeadInfo::Entry& e) {
-        std::string who = sh.sessionOfLocker(e.locker);
-        return who.empty() ? fmt::format("locker {}", e.locker) : who;
+    auto holder = [&](const LockTableEntry::Request& e) {
+        std::string who = sh.sessionOfLocker(e.lockerId);
+        return who.empty() ? fmt::format("locker {}", e.lockerId) : who;
     };
     r.lines.push_back(fmt::format("{:<32} {:<36} {}", "resource", "granted", "waiting"));
-    for (const lockmgr::LockHeadInfo& h : sh.engine().lockManager().dump()) {
-        if (h.granted.empty() && h.waiting.empty())
-            continue;
+    for (const LockTableEntry& h : sh.engine().lockTable()) {
         nlohmann::ordered_json granted = nlohmann::ordered_json::array();
         nlohmann::ordered_json waiting = nlohmann::ordered_json::array();
         std::vector<std::string> g, w;
         for (const auto& e : h.granted) {
-            granted.push_back({{"session", holder(e)}, {"mode", lockmgr::modeName(e.mode)}});
-            g.push_back(fmt::format("{}:{}", holder(e), lockmgr::modeName(e.mode)));
+            granted.push_back({{"session", holder(e)}, {"mode", e.mode}});
+            g.push_back(fmt::format("{}:{}", holder(e), e.mode));
         }
         for (const auto& e : h.waiting) {
-            waiting.push_back({{"session", holder(e)}, {"mode", lockmgr::modeName(e.mode)}});
-            w.push_back(fmt::format("{}:{}", holder(e), lockmgr::modeName(e.mode)));
+            waiting.push_back({{"session", holder(e)}, {"mode", e.mode}});
+            w.push_back(fmt::format("{}:{}", holder(e), e.mode));
         }
-        list.push_back({{"resource", h.name}, {"granted", granted}, {"waiting", waiting}});
+        list.push_back({{"resource", h.resource}, {"granted", granted}, {"waiting", waiting}});
         r.lines.push_back(
-            fmt::format("{:<32} {:<36} {}", h.name, fmt::join(g, " "), fmt::join(w, " ")));
+            fmt::format("{:<32} {:<36} {}", h.resource, fmt::join(g, " "), fmt::join(w, " ")));
     }
     r.fields["locks"] = std::move(list);
     return r;
@@ -400,7 +400,7 @@ Reply quit(Shell&, const Args&) {
 
 }  // namespace
 
-Reply tailEntryReply(const oplog::OplogEntry& e) {
+Reply tailEntryReply(const OplogEntry& e) {
     Reply item;
     item.cmd = "tail";
     item.fields["entry"] = entryJson(e);
@@ -408,11 +408,11 @@ Reply tailEntryReply(const oplog::OplogEntry& e) {
     return item;
 }
 
-Reply changeEventReply(const engine::ChangeEvent& e) {
+Reply changeEventReply(const ChangeEvent& e) {
     Reply item;
     item.cmd = "watch";
-    nlohmann::ordered_json j = {{"operationType", engine::changeOpName(e.op)}, {"ns", e.ns}};
-    if (!e.key.empty() || (e.op != engine::ChangeOp::kDrop && e.op != engine::ChangeOp::kDropDatabase))
+    nlohmann::ordered_json j = {{"operationType", changeOpName(e.op)}, {"ns", e.ns}};
+    if (!e.key.empty() || (e.op != ChangeOp::kDrop && e.op != ChangeOp::kDropDatabase))
         j["key"] = bytesToJson(e.key);
     if (e.value)
         j["value"] = bytesToJson(*e.value);

@@ -4,18 +4,17 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "engine/namespace.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
-#include "tools/shell/time_text.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
+#include "time_text.h"
 
 namespace mvkv::tools {
 
 namespace {
 
 Reply use(Shell& sh, const Args& a) {
-    if (Status s = engine::Namespace::checkDbName(a[0].text); !s.ok())
+    if (Status s = checkDatabaseName(a[0].text); !s.ok())
         return Reply::error(s);
     sh.setDb(a[0].text);
     Reply r;
@@ -62,7 +61,7 @@ constexpr std::string_view kCreateUsage =
 
 // The options after COLL: "capped size=BYTES [max=N]" and/or
 // "expire_after=DURATION" (the engine refuses both together, as MongoDB).
-Status createOptions(const Args& a, engine::CollectionOptions* o) {
+Status createOptions(const Args& a, CollectionOptions* o) {
     bool sawSize = false;
     for (size_t i = 1; i < a.size(); ++i) {
         if (i == 1 && !a[i].quoted && lowerCase(a[i].text) == "capped") {
@@ -77,7 +76,7 @@ Status createOptions(const Args& a, engine::CollectionOptions* o) {
             return Status::InvalidArgument(fmt::format(
                 "unexpected {}; usage: {}", displayBytes(a[i].text, 40), kCreateUsage));
         if (name == "expire_after") {
-            auto ms = parseDurationMs(value, "expire_after", engine::kMaxExpireAfterSeconds * 1000);
+            auto ms = parseDurationMs(value, "expire_after", kMaxExpireAfterSeconds * 1000);
             if (!ms.ok())
                 return ms.status();
             if (ms.value() % 1000 != 0)
@@ -104,7 +103,7 @@ Status createOptions(const Args& a, engine::CollectionOptions* o) {
 
 Reply create(Shell& sh, const Args& a) {
     std::string ns = sh.ns(a[0]);
-    engine::CollectionOptions o;
+    CollectionOptions o;
     if (Status s = createOptions(a, &o); !s.ok())
         return Reply::error(s);
     if (Status s = sh.session().createCollection(ns, o); !s.ok())

@@ -3,26 +3,23 @@
 
 #include <algorithm>
 
-#include "engine/session.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
-#include "tools/shell/time_text.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
+#include "time_text.h"
 
 namespace mvkv::tools {
 
 namespace {
 
-using engine::Session;
-
-Reply written(Shell& sh, const Args& a, Status s, const engine::WriteOptions& options = {}) {
+Reply written(Shell& sh, const Args& a, Status s, const WriteOptions& options = {}) {
     if (!s.ok())
         return Reply::error(std::move(s));
     Reply r;
     r.fields["ns"] = sh.ns(a[0]);
     r.fields["key"] = bytesToJson(a[1].text);
     if (!sh.session().inTransaction())
-        r.fields["commitTs"] = sh.session().lastCommitTs();
+        r.fields["commitTs"] = sh.session().lastCommitTimestamp();
     if (options.expireAtMs) {
         r.fields["expiresAt"] = *options.expireAtMs;
         r.lines.push_back("ok, expires at " + formatUtcTime(*options.expireAtMs));
@@ -38,7 +35,7 @@ Reply written(Shell& sh, const Args& a, Status s, const engine::WriteOptions& op
 /// the third argument, whatever it looks like: only the unquoted words after
 /// it are options. The fence's owner points into *owner.
 Status writeOptions(Shell& sh, const Args& a, size_t from, std::string_view usage,
-                    engine::WriteOptions* o, std::string* owner) {
+                    WriteOptions* o, std::string* owner) {
     const bool remove = from == 2;
     for (size_t i = from; i < a.size(); ++i) {
         std::string name, value;
@@ -65,7 +62,7 @@ Status writeOptions(Shell& sh, const Args& a, size_t from, std::string_view usag
             o->expireAtMs = at.value();  // 0 is refused by the engine, with the reason
             continue;
         }
-        auto ms = parseDurationMs(value, "ttl", engine::kMaxExpireAfterSeconds * 1000);
+        auto ms = parseDurationMs(value, "ttl", kMaxExpireAfterSeconds * 1000);
         if (!ms.ok())
             return ms.status();
         if (ms.value() == 0)
@@ -81,7 +78,7 @@ enum class Write { kPut, kInsert, kUpdate, kDelete };
 
 Reply write(Shell& sh, const Args& a, Write op, std::string_view usage) {
     const size_t positional = op == Write::kDelete ? 2 : 3;
-    engine::WriteOptions options;
+    WriteOptions options;
     std::string owner;
     if (Status s = writeOptions(sh, a, positional, usage, &options, &owner); !s.ok())
         return Reply::error(s);
@@ -133,7 +130,7 @@ Reply del(Shell& sh, const Args& a) {
 Reply get(Shell& sh, const Args& a) {
     std::string value;
     std::optional<int64_t> expiresAt;
-    Status s = sh.session().getWithExpiry(sh.ns(a[0]), a[1].text, &value, &expiresAt);
+    Status s = sh.session().get(sh.ns(a[0]), a[1].text, &value, &expiresAt);
     Reply r;
     if (s.code() == StatusCode::kNotFound) {
         r.fields["found"] = false;
@@ -185,7 +182,7 @@ Reply scan(Shell& sh, const Args& a) {
     }
     // FROM and TO are inclusive; reverse walks from TO (or the end) down to FROM.
     // Session::scan yields, counts in currentop and stops at killop.
-    engine::ScanOptions o;
+    ScanOptions o;
     if (bounds.size() > 0)
         o.range.from = bounds[0]->text;
     if (bounds.size() > 1)
@@ -236,7 +233,7 @@ Reply count(Shell& sh, const Args& a) {
 
 Reply delrange(Shell& sh, const Args& a) {
     const std::string ns = sh.ns(a[0]);
-    auto n = sh.session().removeRange(ns, engine::KeyRange{a[1].text, a[2].text});
+    auto n = sh.session().removeRange(ns, KeyRange{a[1].text, a[2].text});
     if (!n.ok())
         return Reply::error(n.status());
     Reply r;

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "mvkv/failpoint.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
+#include "command_table.h"
+#include "shell.h"
 
 namespace mvkv::tools {
 

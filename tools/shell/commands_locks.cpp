@@ -7,20 +7,16 @@
 #include <limits>
 #include <map>
 
-#include "engine/document_locks.h"
-#include "engine/op_report.h"
-#include "engine/session.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/time_text.h"
-#include "tools/shell/shell.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "time_text.h"
+#include "shell.h"
+#include "mvkv/document_locks.h"
 
 namespace mvkv::tools {
 
 namespace {
 
-using engine::DocumentLocks;
-using engine::LockInfo;
 using Json = nlohmann::ordered_json;
 
 /// The options after the positional words: name=value, each name at most
@@ -54,12 +50,12 @@ Status durationOption(const std::map<std::string, std::string>& opts, const std:
     return Status::OK();
 }
 
-void addLockFields(Json& j, const LockInfo& l) {
-    j["owner"] = l.entry.owner;
-    j["token"] = l.entry.token;
-    j["acquiredAt"] = engine::isoDateMs(l.entry.acquiredAtMs);
-    j["expiresAt"] = engine::isoDateMs(l.entry.expiresAtMs);
-    j["expiresAtMs"] = l.entry.expiresAtMs;
+void addLockFields(Json& j, const DocumentLock& l) {
+    j["owner"] = l.owner;
+    j["token"] = l.token;
+    j["acquiredAt"] = formatIsoDate(l.acquiredAtMs);
+    j["expiresAt"] = formatIsoDate(l.expiresAtMs);
+    j["expiresAtMs"] = l.expiresAtMs;
     j["remainingMs"] = l.remainingMs;
 }
 
@@ -68,7 +64,7 @@ Reply lock(Shell& sh, const Args& a) {
     std::map<std::string, std::string> opts;
     if (Status s = lockOptions(a, 2, {"ttl", "owner", "wait"}, kUsage, &opts); !s.ok())
         return Reply::error(s);
-    engine::AcquireOptions o;
+    AcquireOptions o;
     if (Status s = durationOption(opts, "ttl", &o.ttl); !s.ok())
         return Reply::error(s);
     if (Status s = durationOption(opts, "wait", &o.wait); !s.ok())
@@ -89,8 +85,8 @@ Reply lock(Shell& sh, const Args& a) {
     r.fields["tookOver"] = l.value().tookOver;
     r.lines.push_back(
         fmt::format("locked {} {}: owner {} token {}, expires {} (in {} ms){}", ns,
-                    displayBytes(a[1].text, 60), l.value().entry.owner, l.value().entry.token,
-                    engine::isoDateMs(l.value().entry.expiresAtMs), l.value().remainingMs,
+                    displayBytes(a[1].text, 60), l.value().owner, l.value().token,
+                    formatIsoDate(l.value().expiresAtMs), l.value().remainingMs,
                     l.value().tookOver ? " (took over an expired lock)" : ""));
     return r;
 }
@@ -151,8 +147,8 @@ Reply refresh(Shell& sh, const Args& a) {
     r.fields["key"] = bytesToJson(a[1].text);
     addLockFields(r.fields, l.value());
     r.lines.push_back(fmt::format("refreshed {} {}: token {}, expires {} (in {} ms)", ns,
-                                  displayBytes(a[1].text, 60), l.value().entry.token,
-                                  engine::isoDateMs(l.value().entry.expiresAtMs),
+                                  displayBytes(a[1].text, 60), l.value().token,
+                                  formatIsoDate(l.value().expiresAtMs),
                                   l.value().remainingMs));
     return r;
 }
@@ -167,15 +163,15 @@ Reply doclocks(Shell& sh, const Args& a) {
     Json items = Json::array();
     r.lines.push_back(fmt::format("{:<20} {:<34} {:>8}  {:<29} {}", "key", "owner", "token",
                                   "expiresAt", "remaining"));
-    for (const LockInfo& l : all.value()) {
+    for (const DocumentLock& l : all.value()) {
         Json item;
         item["key"] = bytesToJson(l.key);
         addLockFields(item, l);
         item["expired"] = l.expired;
         items.push_back(std::move(item));
         r.lines.push_back(
-            fmt::format("{:<20} {:<34} {:>8}  {:<29} {}", displayBytes(l.key, 20), l.entry.owner,
-                        l.entry.token, engine::isoDateMs(l.entry.expiresAtMs),
+            fmt::format("{:<20} {:<34} {:>8}  {:<29} {}", displayBytes(l.key, 20), l.owner,
+                        l.token, formatIsoDate(l.expiresAtMs),
                         l.expired ? std::string("expired") : fmt::format("{} ms", l.remainingMs)));
     }
     r.lines.push_back(
@@ -186,7 +182,7 @@ Reply doclocks(Shell& sh, const Args& a) {
 
 }  // namespace
 
-Status parseFenceOption(std::string_view value, engine::WriteOptions* options, std::string* owner) {
+Status parseFenceOption(std::string_view value, WriteOptions* options, std::string* owner) {
     const size_t colon = value.rfind(':');
     if (colon == std::string_view::npos)
         return Status::InvalidArgument(
@@ -196,7 +192,7 @@ Status parseFenceOption(std::string_view value, engine::WriteOptions* options, s
     if (!token.ok())
         return token.status();
     owner->assign(value.substr(0, colon));
-    options->fence = engine::WriteFence{*owner, token.value()};
+    options->fence = WriteFence{*owner, token.value()};
     return Status::OK();
 }
 

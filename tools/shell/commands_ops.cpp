@@ -5,10 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/session.h"
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
 
 namespace mvkv::tools {
 
@@ -191,7 +190,7 @@ StatusWith<double> parseRate(const std::string& text) {
     return v;
 }
 
-Json settingJson(const engine::Profiler::Setting& s) {
+Json settingJson(const ProfilingSetting& s) {
     return {{"was", s.was}, {"level", s.level}, {"slowms", s.slowMs}, {"sampleRate", s.sampleRate}};
 }
 
@@ -232,17 +231,17 @@ Reply profile(Shell& sh, const Args& a) {
                 fmt::format("unexpected {}; usage: {}", displayBytes(a[i].text, 40), kUsage)));
         }
     }
-    engine::Engine& e = sh.engine();
+    Engine& e = sh.engine();
     // Everything was checked above, so a refusal below leaves nothing half-set.
     if (slowMs || rate) {
-        if (Status s = e.setSlowOp(slowMs.value_or(e.slowOpLog().slowMs()),
-                                   rate.value_or(e.slowOpLog().sampleRate()));
+        const ProfilingSetting now = e.profilingSetting(sh.db());
+        if (Status s = e.setSlowOp(slowMs.value_or(now.slowMs), rate.value_or(now.sampleRate));
             !s.ok())
             return Reply::error(s);
     }
-    engine::Profiler::Setting setting = e.profiler().get(sh.db());
+    ProfilingSetting setting = e.profilingSetting(sh.db());
     if (level) {
-        auto set = e.profiler().setLevel(sh.db(), *level);
+        auto set = e.profile(sh.db(), *level);
         if (!set.ok())
             return Reply::error(set.status());
         setting = set.value();
@@ -268,7 +267,7 @@ Reply showProfile(Shell& sh, const Args& options) {
     Reply r;
     Json entries = Json::array();
     if (limit > 0) {
-        engine::ScanOptions o;
+        ScanOptions o;
         o.limit = limit;
         o.reverse = true;  // keys increase with time: newest first
         bool interrupted = false;
@@ -315,7 +314,7 @@ Reply showLog(Shell& sh, const Args& options) {
         return Reply::error(s);
     Reply r;
     Json lines = Json::array();
-    for (const std::string& line : sh.engine().slowOpLog().recent(limit)) {
+    for (const std::string& line : sh.engine().slowOpLog(limit)) {
         Json doc = Json::parse(line, nullptr, false);
         lines.push_back(doc.is_discarded() ? Json(line) : std::move(doc));
         r.lines.push_back(line);

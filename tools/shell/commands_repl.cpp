@@ -5,9 +5,9 @@
 // `begin read_concern=` (commands_txn.cpp).
 #include <fmt/format.h>
 
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
 
 namespace mvkv::tools {
 
@@ -22,7 +22,7 @@ Reply usage(std::string_view what) {
 
 Reply rsStatus(Shell& sh) {
     Reply r;
-    engine::ReplicaSet* set = sh.replicaSet();
+    ReplicaSet* set = sh.replicaSet();
     if (!set) {
         r.fields["members"] = nlohmann::ordered_json::array();
         r.fields["majorityCommitPoint"] = sh.engine().majorityCommitTs();
@@ -34,7 +34,7 @@ Reply rsStatus(Shell& sh) {
     r.fields["majorityCommitPoint"] = doc["majorityCommitPoint"];
     r.lines.push_back(fmt::format("  {:>3} {:<10} {:>12} {:>12}", "id", "state", "lastApplied",
                                   "lastDurable"));
-    for (const engine::MemberStatus& m : set->status()) {
+    for (const MemberStatus& m : set->status()) {
         r.lines.push_back(fmt::format("  {:>3} {:<10} {:>12} {:>12}{}", m.id, m.state,
                                       m.lastApplied, m.lastDurable,
                                       m.error.empty() ? "" : "  " + m.error));
@@ -82,7 +82,7 @@ Reply rs(Shell& sh, const Args& a) {
     auto n = parseNumber(a[1].text, "member id");
     if (!n.ok())
         return Reply::error(n.status());
-    engine::ReplicaSet* set = sh.replicaSet();
+    ReplicaSet* set = sh.replicaSet();
     if (!set)
         return Reply::error(
             Status::NotFound("no replica set: the engine is standalone (`rs add` starts one)"));

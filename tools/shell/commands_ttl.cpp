@@ -3,10 +3,10 @@
 // expire_after=` is the catalog's; `put ... ttl=` the data commands'.
 #include <fmt/format.h>
 
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
-#include "tools/shell/time_text.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
+#include "time_text.h"
 
 namespace mvkv::tools {
 
@@ -19,7 +19,7 @@ Reply collmod(Shell& sh, const Args& a) {
     if (a[1].quoted || !splitOption(a[1].text, &name, &value) || name != "expire_after")
         return Reply::error(Status::InvalidArgument(
             fmt::format("unexpected {}; usage: {}", displayBytes(a[1].text, 40), kCollModUsage)));
-    auto ms = parseDurationMs(value, "expire_after", engine::kMaxExpireAfterSeconds * 1000);
+    auto ms = parseDurationMs(value, "expire_after", kMaxExpireAfterSeconds * 1000);
     if (!ms.ok())
         return Reply::error(ms.status());
     if (ms.value() % 1000 != 0)
@@ -43,7 +43,7 @@ Reply ttlRun(Shell& sh) {
     auto pass = sh.engine().runTtlPass();
     if (!pass.ok())
         return Reply::error(pass.status());
-    const engine::TtlPassResult& p = pass.value();
+    const TtlPassResult& p = pass.value();
     Reply r;
     r.fields["deleted"] = p.deleted;
     r.fields["expired"] = p.expired;
@@ -72,8 +72,8 @@ Reply ttl(Shell& sh, const Args& a) {
     if (!a.empty())
         return Reply::error(Status::InvalidArgument(
             fmt::format("unexpected {}; usage: ttl [run]", displayBytes(a[0].text, 40))));
-    const engine::TtlStats st = sh.engine().ttlStats();
-    const auto sleepMs = sh.engine().options().ttlMonitorSleep.count();
+    const TtlStatus st = sh.engine().ttlStatus();
+    const int64_t sleepMs = st.sleepMs;
     Reply r;
     r.fields["passes"] = st.passes;
     r.fields["deletedDocuments"] = st.deletedDocuments;
@@ -84,12 +84,9 @@ Reply ttl(Shell& sh, const Args& a) {
     r.fields["secondary"] = st.secondary;
     nlohmann::ordered_json colls = nlohmann::ordered_json::array();
     std::vector<std::string> names;
-    for (const auto& c : sh.engine().catalog().all()) {
-        const engine::CollectionOptions o = c->options();
-        if (!o.expireAfterSeconds)
-            continue;
-        colls.push_back({{"ns", c->ns().ns()}, {"expireAfterSeconds", *o.expireAfterSeconds}});
-        names.push_back(fmt::format("{} ({} s)", c->ns().ns(), *o.expireAfterSeconds));
+    for (const TtlStatus::Collection& c : st.collections) {
+        colls.push_back({{"ns", c.ns}, {"expireAfterSeconds", c.expireAfterSeconds}});
+        names.push_back(fmt::format("{} ({} s)", c.ns, c.expireAfterSeconds));
     }
     r.fields["collections"] = std::move(colls);
     r.lines.push_back(st.secondary ? std::string("TTL monitor: off (a replica's secondary)")

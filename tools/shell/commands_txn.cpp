@@ -1,16 +1,16 @@
 // begin, commit, prepare, abort, session, sessions.
 #include <fmt/format.h>
 
-#include "tools/shell/bytes.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/shell.h"
+#include "bytes.h"
+#include "command_table.h"
+#include "shell.h"
 
 namespace mvkv::tools {
 
 namespace {
 
-nlohmann::ordered_json tsOrNull(mvcc::Timestamp ts) {
-    return ts == mvcc::kNoTimestamp ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts);
+nlohmann::ordered_json tsOrNull(Timestamp ts) {
+    return ts == kNoTimestamp ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts);
 }
 
 constexpr std::string_view kBeginUsage =
@@ -19,7 +19,7 @@ constexpr std::string_view kCommitUsage =
     "commit [commit_ts=N] [durable_ts=N] [w=N|majority] [wtimeout=MS]";
 
 Reply begin(Shell& sh, const Args& a) {
-    engine::TxnOptions o;
+    TxnOptions o;
     for (const Token& t : a) {
         std::string name, value;
         if (splitOption(t.text, &name, &value) && name == "read_ts") {
@@ -32,11 +32,11 @@ Reply begin(Shell& sh, const Args& a) {
         } else if (splitOption(t.text, &name, &value) && name == "read_concern") {
             const std::string level = lowerCase(value);
             if (level == "local")
-                o.readConcern = engine::ReadConcern::kLocal;
+                o.readConcern = ReadConcern::kLocal;
             else if (level == "snapshot")
-                o.readConcern = engine::ReadConcern::kSnapshot;
+                o.readConcern = ReadConcern::kSnapshot;
             else if (level == "majority")
-                o.readConcern = engine::ReadConcern::kMajority;
+                o.readConcern = ReadConcern::kMajority;
             else
                 return Reply::error(Status::InvalidArgument(
                     fmt::format("read_concern {} is not a level; use local, snapshot or majority",
@@ -50,10 +50,10 @@ Reply begin(Shell& sh, const Args& a) {
     }
     if (Status s = sh.session().begin(o); !s.ok())
         return Reply::error(s);
-    engine::SessionInfo info = sh.session().info();
+    SessionInfo info = sh.session().info();
     Reply r;
     r.fields["readTs"] = tsOrNull(info.readTs);
-    r.fields["readConcern"] = engine::readConcernName(o.readConcern);
+    r.fields["readConcern"] = std::string(readConcernName(o.readConcern));
     r.lines.push_back(info.readTs
                           ? fmt::format("transaction begun, reading at timestamp {}", info.readTs)
                           : "transaction begun, reading the newest commits");
@@ -65,7 +65,7 @@ Reply begin(Shell& sh, const Args& a) {
 }
 
 // A timestamp option of commit or prepare: `name`=N with N > 0.
-StatusWith<mvcc::Timestamp> timestampOption(const std::string& value, std::string_view name,
+StatusWith<Timestamp> timestampOption(const std::string& value, std::string_view name,
                                             std::string_view still) {
     auto n = parseNumber(value, name);
     if (!n.ok())
@@ -77,11 +77,11 @@ StatusWith<mvcc::Timestamp> timestampOption(const std::string& value, std::strin
 }
 
 Reply commit(Shell& sh, const Args& a) {
-    std::optional<mvcc::Timestamp> ts;
-    std::optional<mvcc::Timestamp> durable;
+    std::optional<Timestamp> ts;
+    std::optional<Timestamp> durable;
     const bool prepared = sh.session().prepared();
     const char* still = prepared ? "prepared" : "open";
-    std::optional<engine::WriteConcern> wc;
+    std::optional<WriteConcern> wc;
     std::optional<std::chrono::milliseconds> wtimeout;
     for (const Token& t : a) {
         std::string name, value;
@@ -97,7 +97,7 @@ Reply commit(Shell& sh, const Args& a) {
             continue;
         }
         if (name == "w" && lowerCase(value) == "majority") {
-            wc = engine::WriteConcern::majorityOf();
+            wc = WriteConcern{1, true, std::nullopt};
             continue;
         }
         auto n = parseNumber(value, name);
@@ -107,7 +107,7 @@ Reply commit(Shell& sh, const Args& a) {
             if (n.value() == 0 || n.value() > 1000)
                 return Reply::error(Status::InvalidArgument(fmt::format(
                     "w must be 1 or more members, or majority; the transaction is still {}", still)));
-            wc = engine::WriteConcern::nodes(static_cast<int>(n.value()));
+            wc = WriteConcern{static_cast<int>(n.value()), false, std::nullopt};
         } else if (n.value() > 0) {  // MongoDB's wtimeout 0: no limit
             wtimeout = std::chrono::milliseconds(n.value());
         }
@@ -124,29 +124,23 @@ Reply commit(Shell& sh, const Args& a) {
         wc->wtimeout = wtimeout;
     const size_t writes = sh.session().info().writes;
     Status s;
-    if (durable) {
-        // A prepared commit with its own durable timestamp, then the wait.
-        if (wc)
-            if (Status c = sh.session().engine().checkWriteConcern(*wc); !c.ok())
-                return Reply::error(c);
-        s = sh.session().commit(*ts, *durable);
-        if (s.ok() && wc && writes)
-            s = sh.session().engine().awaitWriteConcern(sh.session().lastCommitTs(), *wc);
-    } else {
-        s = wc ? sh.session().commit(*wc, ts) : sh.session().commit(ts);
-    }
+    if (durable)  // a prepared commit with its own durable timestamp (then the wait)
+        s = (wc ? sh.session().commit(*ts, *durable, *wc) : sh.session().commit(*ts, *durable))
+                .status();
+    else
+        s = (wc ? sh.session().commit(*wc, ts) : sh.session().commit(ts)).status();
     // A write concern's timeout comes after the commit: the write stands.
     if (s.code() == StatusCode::kWriteConcernTimeout)
         return Reply::error(s, "the transaction is committed; only the wait for the members "
                                "ended (rs status shows them)");
     if (!s.ok())
         return Reply::error(s);
-    mvcc::Timestamp at = writes ? sh.session().lastCommitTs() : mvcc::kNoTimestamp;
+    Timestamp at = writes ? sh.session().lastCommitTimestamp() : kNoTimestamp;
     Reply r;
     r.fields["commitTs"] = tsOrNull(at);
     r.fields["writes"] = writes;
     if (wc)
-        r.fields["writeConcern"] = wc->describe();
+        r.fields["writeConcern"] = describeWriteConcern(*wc);
     if (prepared)
         r.fields["durableTs"] = tsOrNull(durable ? *durable : at);
     r.lines.push_back(at ? fmt::format("committed at timestamp {} ({} write{})", at, writes,
@@ -167,7 +161,7 @@ Reply prepare(Shell& sh, const Args& a) {
         return Reply::error(ts.status());
     if (Status s = sh.session().prepare(ts.value()); !s.ok())
         return Reply::error(s);
-    engine::SessionInfo info = sh.session().info();
+    SessionInfo info = sh.session().info();
     Reply r;
     r.fields["prepareTs"] = info.prepareTs;
     r.fields["txnId"] = info.txnId;
@@ -217,7 +211,7 @@ Reply sessions(Shell& sh, const Args&) {
                                           name, *opid));
             continue;
         }
-        engine::SessionInfo i = s->info();
+        SessionInfo i = s->info();
         list.push_back({{"name", name},
                         {"current", name == sh.sessionName()},
                         {"inTransaction", i.inTransaction},

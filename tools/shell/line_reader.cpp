@@ -1,4 +1,4 @@
-#include "tools/shell/line_reader.h"
+#include "line_reader.h"
 
 #include <editline/readline.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "util/status.h"
+#include "mvkv/status.h"
 
 namespace mvkv::tools {
 

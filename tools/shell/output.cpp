@@ -1,4 +1,4 @@
-#include "tools/shell/output.h"
+#include "output.h"
 
 #include <fmt/format.h>
 

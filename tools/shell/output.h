@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "tools/shell/reply.h"
+#include "reply.h"
 
 namespace mvkv::tools {
 

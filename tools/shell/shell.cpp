@@ -1,4 +1,4 @@
-#include "tools/shell/shell.h"
+#include "shell.h"
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -6,8 +6,7 @@
 
 #include <charconv>
 
-#include "tools/shell/bytes.h"
-#include "oplog/oplog_cursor.h"
+#include "bytes.h"
 
 namespace mvkv::tools {
 
@@ -70,16 +69,18 @@ bool splitOption(std::string_view token, std::string* name, std::string* value) 
     return true;
 }
 
-Shell::Shell(engine::Engine& engine) : engine_(engine), table_(makeCommandTable()) {
+Shell::Shell(Engine& engine) : engine_(engine), table_(makeCommandTable()) {
     sessions_[current_] = openSession(current_);
 }
 
-std::unique_ptr<engine::Session> Shell::openSession(const std::string& name) {
+std::unique_ptr<Session> Shell::openSession(const std::string& name) {
     // One thread runs every foreground command: a lock another of this
     // shell's sessions holds would never be released while this one waits
     // for it. A finite wait turns that into a LockTimeout (set
     // lock_timeout_ms changes it).
-    auto s = engine_.openSession();
+    // openSession fails only on a closed engine; the shell's stays open
+    // until the shell is destroyed.
+    std::unique_ptr<Session> s = std::move(engine_.openSession()).value();
     s->setLockTimeout(kDefaultLockTimeout);
     s->setName(name);  // what currentop, the slow-op log and the profiler call it
     return s;
@@ -91,9 +92,9 @@ Shell::~Shell() {
     stopWatch();
 }
 
-StatusWith<engine::ReplicaSet*> Shell::replicaSetOrStart() {
+StatusWith<ReplicaSet*> Shell::replicaSetOrStart() {
     if (!replSet_) {
-        auto set = engine::ReplicaSet::start(engine_);
+        auto set = engine_.startReplicaSet();
         if (!set.ok())
             return set.status();
         replSet_ = std::move(set).value();
@@ -107,7 +108,7 @@ void Shell::setLockTimeout(std::chrono::milliseconds timeout) {
 }
 
 uint64_t Shell::startJob(const CommandSpec& spec, Args args, std::string text) {
-    engine::Session& s = session();
+    Session& s = session();
     auto job = std::make_unique<Job>();
     job->opid = s.reserveOpid();
     job->text = std::move(text);
@@ -242,26 +243,25 @@ void Shell::stopJobs() {
 Status Shell::startTail(std::string ns) {
     if (tailing())
         return Status::IllegalOperation("already following the oplog; `tail stop` first");
-    oplog::Oplog* log = engine_.oplog();
-    if (!log)
+    if (!engine_.hasOplog())
         return Status::IllegalOperation(
             "this engine keeps no oplog (in memory with inMemoryOplogCapBytes 0)");
-    auto cursor = engine_.openOplogCursor({log->refreshVisibility() + 1, std::move(ns)});
+    auto cursor = engine_.openOplog({engine_.refreshOplogVisibility() + 1, std::move(ns)});
     if (!cursor.ok())
         return cursor.status();
     followerStop_.store(false);
     followed_.store(0);
-    follower_ = std::thread([this, c = std::shared_ptr<oplog::OplogCursor>(std::move(cursor).value()),
-                             log, session = current_] {
+    follower_ = std::thread([this, c = std::shared_ptr<OplogCursor>(std::move(cursor).value()),
+                             session = current_] {
         blockSigint();
-        std::vector<oplog::OplogEntry> entries;
+        std::vector<OplogEntry> entries;
         bool stopping = false;
         while (true) {
             entries.clear();
             // Once asked to stop: what is visible by then, without waiting.
             if (!stopping && followerStop_.load()) {
                 stopping = true;
-                log->refreshVisibility();
+                engine_.refreshOplogVisibility();
             }
             Status s = c->next(&entries, 100, stopping ? std::chrono::milliseconds(0)
                                                        : std::chrono::milliseconds(100));
@@ -296,7 +296,7 @@ uint64_t Shell::stopTail() {
 Status Shell::startWatch(std::string ns, std::string resumeAfter) {
     if (watching())
         return Status::IllegalOperation("already watching; `watch stop` first");
-    engine::ChangeStreamOptions o;
+    ChangeStreamOptions o;
     o.ns = std::move(ns);
     o.resumeAfter = std::move(resumeAfter);
     auto stream = engine_.watch(std::move(o));
@@ -304,7 +304,7 @@ Status Shell::startWatch(std::string ns, std::string resumeAfter) {
         return stream.status();
     watcherStop_.store(false);
     watched_.store(0);
-    watcher_ = std::thread([this, cs = std::shared_ptr<engine::ChangeStream>(
+    watcher_ = std::thread([this, cs = std::shared_ptr<ChangeStream>(
                                       std::move(stream).value()),
                             session = current_] {
         blockSigint();
@@ -313,8 +313,7 @@ Status Shell::startWatch(std::string ns, std::string resumeAfter) {
             // Once asked to stop: what is readable by then, without waiting.
             if (!stopping && watcherStop_.load()) {
                 stopping = true;
-                if (engine_.oplog())
-                    engine_.oplog()->refreshVisibility();
+                engine_.refreshOplogVisibility();  // none without an oplog
             }
             auto ev = cs->next(stopping ? std::chrono::milliseconds(0)
                                         : std::chrono::milliseconds(100));
@@ -360,7 +359,7 @@ std::string Shell::ns(const Token& collection) const {
 
 std::string Shell::sessionOfLocker(uint64_t id) const {
     for (const auto& [name, s] : sessions_)
-        if (s->locker().id() == id)
+        if (s->lockerId() == id)
             return name;
     return "";
 }
@@ -369,7 +368,7 @@ void Shell::interrupt() {
     interrupted_.store(true, std::memory_order_release);
     followerStop_.store(true);  // Ctrl-C also ends a `tail`
     watcherStop_.store(true);   // and a `watch`
-    if (engine::Session* s = running_.load(std::memory_order_acquire))
+    if (Session* s = running_.load(std::memory_order_acquire))
         s->interrupt();
     {
         std::lock_guard lock(jobsMutex_);  // no lost wake-up of a `wait`

@@ -1,7 +1,8 @@
 // Shell: the state of one mvkv shell — its engine, current database, named
 // sessions (each with its own transaction and locks) — and the execution of
 // one command into a Reply. Printing is output.h's; reading lines is
-// line_reader.h's; the program is tools/mvkv.cpp.
+// line_reader.h's; the program is tools/mvkv.cpp. Everything it does to
+// the engine goes through the public API (include/mvkv/).
 //
 // Background commands (`bg`): each runs on a thread of its own in the
 // session that started it, with that session and database; while it runs
@@ -27,14 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/change_stream.h"
-#include "engine/engine.h"
-#include "engine/replica_set.h"
-#include "engine/session.h"
-#include "oplog/oplog_entry.h"
-#include "tools/shell/command_table.h"
-#include "tools/shell/reply.h"
-#include "tools/shell/tokenizer.h"
+#include "command_table.h"
+#include "reply.h"
+#include "tokenizer.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::tools {
 
@@ -44,7 +41,7 @@ class Shell {
     static constexpr std::chrono::milliseconds kDefaultLockTimeout{5000};
 
     /// `engine` must outlive the shell.
-    explicit Shell(engine::Engine& engine);
+    explicit Shell(Engine& engine);
     ~Shell();
 
     /// Runs one command. Never throws; errors are in the Reply.
@@ -70,7 +67,7 @@ class Shell {
     /// many entries were emitted (0 when not following).
     uint64_t stopTail();
     bool tailing() const { return follower_.joinable(); }
-    /// `watch`: a change stream (engine/change_stream.h) on `ns` ("" for
+    /// `watch`: a change stream (mvkv/change_stream.h) on `ns` ("" for
     /// every database), from now or after `resumeAfter`, read in a
     /// background thread that emits each event, like `tail`.
     /// IllegalOperation when already watching; the stream's errors
@@ -110,11 +107,11 @@ class Shell {
     void stopJobs();
 
     // --- for the commands ---
-    engine::Engine& engine() { return engine_; }
+    Engine& engine() { return engine_; }
     const CommandTable& commands() const { return table_; }
     /// The session (and below, the database) of the command running on
     /// this thread: a background command's own, or the current one.
-    engine::Session& session() {
+    Session& session() {
         return context_ ? *context_->session : *sessions_.at(current_);
     }
     const std::string& sessionName() const {
@@ -122,7 +119,7 @@ class Shell {
     }
     /// Switches to session `name`, creating it; true when created.
     bool useSession(const std::string& name);
-    const std::map<std::string, std::unique_ptr<engine::Session>>& sessions() const {
+    const std::map<std::string, std::unique_ptr<Session>>& sessions() const {
         return sessions_;
     }
     const std::string& db() const { return context_ ? context_->db : db_; }
@@ -134,8 +131,8 @@ class Shell {
     std::string ns(const Token& collection) const;
     /// `rs`: the replica set whose primary is the shell's engine; null
     /// until the first `rs add` (replicaSetOrStart starts it).
-    engine::ReplicaSet* replicaSet() { return replSet_.get(); }
-    StatusWith<engine::ReplicaSet*> replicaSetOrStart();
+    ReplicaSet* replicaSet() { return replSet_.get(); }
+    StatusWith<ReplicaSet*> replicaSetOrStart();
     /// The shell session that owns lock manager locker `id` ("" if none).
     std::string sessionOfLocker(uint64_t id) const;
 
@@ -143,7 +140,7 @@ class Shell {
     /// Where a command runs: the foreground (no context) or a `bg` thread.
     struct Context {
         std::string sessionName;
-        engine::Session* session = nullptr;
+        Session* session = nullptr;
         std::string db;
         const std::atomic<bool>* interrupted = nullptr;
     };
@@ -159,19 +156,19 @@ class Shell {
     };
     static thread_local const Context* context_;
 
-    std::unique_ptr<engine::Session> openSession(const std::string& name);
+    std::unique_ptr<Session> openSession(const std::string& name);
     /// Runs `spec` (arguments already checked) and fills the reply's cmd,
     /// session and hint.
     Reply dispatch(const CommandSpec& spec, const Args& args);
     void joinIfDone(Job& job);
 
-    engine::Engine& engine_;
+    Engine& engine_;
     CommandTable table_;
     std::string db_ = "test";
-    std::map<std::string, std::unique_ptr<engine::Session>> sessions_;
+    std::map<std::string, std::unique_ptr<Session>> sessions_;
     std::string current_ = "main";
     std::atomic<bool> interrupted_{false};
-    std::atomic<engine::Session*> running_{nullptr};
+    std::atomic<Session*> running_{nullptr};
     std::function<void(const Reply&)> sink_;
     std::thread follower_;
     std::atomic<bool> followerStop_{false};
@@ -183,16 +180,16 @@ class Shell {
     mutable std::mutex jobsMutex_;
     std::condition_variable jobsCv_;
     std::map<uint64_t, std::unique_ptr<Job>> jobs_;  // by opid; touched by the foreground only
-    std::unique_ptr<engine::ReplicaSet> replSet_;  // foreground only
+    std::unique_ptr<ReplicaSet> replSet_;  // foreground only
 };
 
 /// InvalidArgument unless `args` fits `spec`'s argument counts (with its usage).
 Status checkArgs(const CommandSpec& spec, const Args& args);
 
 /// One `tail` item: {"cmd":"tail", ..., "entry":{...}}.
-Reply tailEntryReply(const oplog::OplogEntry& e);
+Reply tailEntryReply(const OplogEntry& e);
 /// One `watch` item: {"cmd":"watch", ..., "event":{...}} (docs/shell.md).
-Reply changeEventReply(const engine::ChangeEvent& e);
+Reply changeEventReply(const ChangeEvent& e);
 
 /// A number argument: InvalidArgument naming `what` unless all digits and in range.
 StatusWith<uint64_t> parseNumber(std::string_view text, std::string_view what);

@@ -1,11 +1,11 @@
-#include "tools/shell/time_text.h"
+#include "time_text.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <chrono>
 
-#include "tools/shell/bytes.h"
+#include "bytes.h"
 
 namespace mvkv::tools {
 
@@ -83,16 +83,28 @@ StatusWith<int64_t> parseTimeMs(std::string_view text, std::string_view what) {
     return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000 + frac;
 }
 
-std::string formatUtcTime(int64_t ms) {
+namespace {
+
+std::string formatUtc(int64_t ms, std::string_view zone) {
     using namespace std::chrono;
     const sys_time<milliseconds> t{milliseconds(ms)};
     const sys_days day = floor<days>(t);
     const year_month_day date{day};
     const hh_mm_ss clock{t - day};
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", int(date.year()),
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}{}", int(date.year()),
                        unsigned(date.month()), unsigned(date.day()), clock.hours().count(),
                        clock.minutes().count(), clock.seconds().count(),
-                       clock.subseconds().count());
+                       clock.subseconds().count(), zone);
+}
+
+}  // namespace
+
+std::string formatUtcTime(int64_t ms) {
+    return formatUtc(ms, "Z");
+}
+
+std::string formatIsoDate(int64_t ms) {
+    return formatUtc(ms, "+00:00");
 }
 
 }  // namespace mvkv::tools

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "util/status.h"
+#include "mvkv/status.h"
 
 namespace mvkv::tools {
 
@@ -30,5 +30,8 @@ StatusWith<int64_t> parseTimeMs(std::string_view text, std::string_view what);
 
 /// `ms` since the epoch as "YYYY-MM-DDTHH:MM:SS.fffZ".
 std::string formatUtcTime(int64_t ms);
+/// The same as "YYYY-MM-DDTHH:MM:SS.fff+00:00": ISO 8601 with the UTC
+/// offset, as the engine's logs write "$date" (a document lock's times).
+std::string formatIsoDate(int64_t ms);
 
 }  // namespace mvkv::tools

@@ -1,4 +1,4 @@
-#include "tools/shell/tokenizer.h"
+#include "tokenizer.h"
 
 #include <fmt/format.h>
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "util/status.h"
+#include "mvkv/status.h"
 
 namespace mvkv::tools {
 
