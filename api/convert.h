@@ -56,6 +56,18 @@ inline engine::ReadConcern toEngine(ReadConcern rc) {
     return engine::ReadConcern::kMajority;
 }
 
+inline ReadConcern fromEngine(engine::ReadConcern rc) {
+    switch (rc) {
+        case engine::ReadConcern::kLocal:
+            return ReadConcern::kLocal;
+        case engine::ReadConcern::kSnapshot:
+            return ReadConcern::kSnapshot;
+        case engine::ReadConcern::kMajority:
+            break;
+    }
+    return ReadConcern::kMajority;
+}
+
 inline engine::TxnOptions toEngine(const TxnOptions& o) {
     engine::TxnOptions e;
     e.readTs = o.readTs;

@@ -208,6 +208,12 @@ void Session::setLockTimeout(std::optional<std::chrono::milliseconds> timeout) {
 void Session::setRetryTimeout(std::chrono::milliseconds timeout) {
     impl_->session->setRetryTimeout(timeout);
 }
+void Session::setReadConcern(ReadConcern rc) {
+    impl_->session->setReadConcern(api::toEngine(rc));
+}
+ReadConcern Session::readConcern() const {
+    return api::fromEngine(impl_->session->readConcern());
+}
 void Session::setName(std::string name) {
     impl_->session->setName(std::move(name));
 }

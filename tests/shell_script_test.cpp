@@ -2147,6 +2147,15 @@ TEST_CASE("issue 18: rs add/status/pause/resume, commit w=, begin read_concern= 
     CHECK(rc["readConcern"] == "majority");
     CHECK(ask(c, "get c k")["value"] == "v0");  // not majority-committed yet
     REQUIRE(ask(c, "commit")["ok"] == true);
+    // The same for reads outside a transaction, by the session's read concern.
+    CHECK(ask(c, "readconcern")["readConcern"] == "local");
+    CHECK(ask(c, "readconcern majority")["readConcern"] == "majority");
+    CHECK(ask(c, "get c k")["value"] == "v0");
+    CHECK(ask(c, "count c")["count"] == 1);
+    CHECK(ask(c, "readconcern bogus")["code"] == "InvalidArgument");
+    CHECK(ask(c, "readconcern")["readConcern"] == "majority");
+    CHECK(ask(c, "readconcern local")["readConcern"] == "local");
+    CHECK(ask(c, "get c k")["value"] == "v1");
 
     // One back: 2 of 3 again; the next majority write waits for it.
     REQUIRE(ask(c, "rs resume 1")["ok"] == true);

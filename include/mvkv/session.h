@@ -221,6 +221,14 @@ class Session {
     /// How long this session's implicit writes retry write conflicts
     /// (EngineOptions::writeConflictRetryTimeout until set).
     void setRetryTimeout(std::chrono::milliseconds timeout);
+    /// The read concern of reads outside a transaction (get, scan, count,
+    /// openCursor), MongoDB's per-operation readConcern; local until set.
+    /// majority reads at Engine::majorityCommitTs() (such a read is Busy
+    /// while nothing is majority-committed, InvalidArgument when the point
+    /// is below oldest); snapshot at the no-holes point. A transaction takes
+    /// its own from TxnOptions.
+    void setReadConcern(ReadConcern rc);
+    ReadConcern readConcern() const;
     /// The name currentOp, the slow-op log and the profiler show ("conn<id>"
     /// until set).
     void setName(std::string name);

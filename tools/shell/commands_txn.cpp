@@ -18,6 +18,33 @@ constexpr std::string_view kBeginUsage =
 constexpr std::string_view kCommitUsage =
     "commit [commit_ts=N] [durable_ts=N] [w=N|majority] [wtimeout=MS]";
 
+StatusWith<ReadConcern> parseReadConcern(const std::string& value) {
+    const std::string level = lowerCase(value);
+    if (level == "local")
+        return ReadConcern::kLocal;
+    if (level == "snapshot")
+        return ReadConcern::kSnapshot;
+    if (level == "majority")
+        return ReadConcern::kMajority;
+    return Status::InvalidArgument(fmt::format(
+        "read_concern {} is not a level; use local, snapshot or majority", displayBytes(value, 40)));
+}
+
+// readconcern [LEVEL]: the session's read concern outside transactions.
+Reply readConcern(Shell& sh, const Args& a) {
+    if (!a.empty()) {
+        auto level = parseReadConcern(a[0].text);
+        if (!level.ok())
+            return Reply::error(level.status());
+        sh.session().setReadConcern(level.value());
+    }
+    const std::string_view name = readConcernName(sh.session().readConcern());
+    Reply r;
+    r.fields["readConcern"] = std::string(name);
+    r.lines.push_back(fmt::format("reads outside a transaction: read concern {}", name));
+    return r;
+}
+
 Reply begin(Shell& sh, const Args& a) {
     TxnOptions o;
     for (const Token& t : a) {
@@ -30,17 +57,10 @@ Reply begin(Shell& sh, const Args& a) {
         } else if (lowerCase(t.text) == "roundup") {
             o.roundUpReadTs = true;
         } else if (splitOption(t.text, &name, &value) && name == "read_concern") {
-            const std::string level = lowerCase(value);
-            if (level == "local")
-                o.readConcern = ReadConcern::kLocal;
-            else if (level == "snapshot")
-                o.readConcern = ReadConcern::kSnapshot;
-            else if (level == "majority")
-                o.readConcern = ReadConcern::kMajority;
-            else
-                return Reply::error(Status::InvalidArgument(
-                    fmt::format("read_concern {} is not a level; use local, snapshot or majority",
-                                displayBytes(value, 40))));
+            auto level = parseReadConcern(value);
+            if (!level.ok())
+                return Reply::error(level.status());
+            o.readConcern = level.value();
         } else if (lowerCase(t.text) == "ignore_prepare") {
             o.ignorePrepare = true;
         } else {
@@ -249,6 +269,10 @@ void addTxnCommands(CommandTable& t) {
            "writes; readers conflict until commit or abort",
            1, 1, prepare});
     t.add({"abort", "abort", "roll the transaction back", 0, 0, abort});
+    t.add({"readconcern", "readconcern [local|snapshot|majority]",
+           "show or set the read concern of this session's reads outside a transaction (get, "
+           "scan, count, find): majority reads at the majority commit point",
+           0, 1, readConcern});
     // Both read or change the shell's table of sessions: foreground only.
     CommandSpec& one = t.add({"session", "session NAME",
                               "switch to session NAME, creating it (its own transaction and locks)",
