@@ -368,10 +368,30 @@ historystore::HistoryStore::Reader& Session::historyReader() {
 
 Status Session::read(Collection& coll, std::string_view key, std::string* out,
                      std::optional<int64_t>* expiresAtMs) {
+    if (failpoint::readIgnoresSnapshot.armed() && explicit_ && clientOp()) [[unlikely]] {
+        if (failpoint::readIgnoresSnapshot.checkKey(key))
+            return readIgnoringSnapshot(coll, key, out, expiresAtMs);
+    }
+    return readThrough(txn_, coll, key, out, expiresAtMs);
+}
+
+Status Session::readIgnoringSnapshot(Collection& coll, std::string_view key, std::string* out,
+                                     std::optional<int64_t>* expiresAtMs) {
+    mvcc::Transaction fresh;
+    fresh.setOwner(id_);
+    if (Status s = engine_.txns_.begin(fresh); !s.ok())
+        return s;
+    Status s = readThrough(fresh, coll, key, out, expiresAtMs);
+    engine_.txns_.commit(fresh).ignore();  // read-only
+    return s;
+}
+
+Status Session::readThrough(const mvcc::Transaction& txn, Collection& coll, std::string_view key,
+                            std::string* out, std::optional<int64_t>* expiresAtMs) {
     std::string_view v;
     const mvcc::Update* prepared = nullptr;
     if (readVisibleValue(
-            coll.newestVersion(key), txn_, engine_.history_,
+            coll.newestVersion(key), txn, engine_.history_,
             [this]() -> historystore::HistoryStore::Reader& { return historyReader(); }, coll.id(),
             key, &v, &prepared)) {
         if (coll.ttl()) [[unlikely]] {

@@ -481,6 +481,13 @@ class Session {
     /// prepared (the caller waits and reads again outside a transaction).
     Status read(Collection& coll, std::string_view key, std::string* out,
                 std::optional<int64_t>* expiresAtMs = nullptr);
+    /// read() through `txn`'s snapshot.
+    Status readThrough(const mvcc::Transaction& txn, Collection& coll, std::string_view key,
+                       std::string* out, std::optional<int64_t>* expiresAtMs);
+    /// The test-only failpoint readIgnoresSnapshot: read() at a snapshot of
+    /// its own, the newest commits, instead of the transaction's.
+    Status readIgnoringSnapshot(Collection& coll, std::string_view key, std::string* out,
+                                std::optional<int64_t>* expiresAtMs);
 
     Engine& engine_;
     const uint64_t id_;

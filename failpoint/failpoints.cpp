@@ -19,6 +19,10 @@ FailPoint hangAfterOplogAppend(
     "hangAfterOplogAppend",
     "a commit hangs (or sleeps delay_ms) after its oplog record is appended, before it is "
     "visible");
+FailPoint readIgnoresSnapshot(
+    "readIgnoresSnapshot",
+    "test-only, breaks isolation on purpose: a transaction's get of data.key (every key when "
+    "empty) reads the newest commits instead of its snapshot (the isolation checker must catch it)");
 FailPoint hangInLockAcquisition(
     "hangInLockAcquisition",
     "every lock request hangs (or sleeps delay_ms) before the lock manager sees it");

@@ -10,6 +10,7 @@ namespace mvkv::failpoint {
 extern FailPoint writeConflictOnKey;     // a write to data.key gets WriteConflict
 extern FailPoint hangBeforeCommit;       // Session::commit, before anything
 extern FailPoint hangAfterOplogAppend;   // commit logged, not yet visible
+extern FailPoint readIgnoresSnapshot;    // test-only: a transaction's get reads the newest commits
 // Locks
 extern FailPoint hangInLockAcquisition;  // every lock request, before it is granted
 // The oplog's I/O

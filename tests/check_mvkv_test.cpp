@@ -1,7 +1,8 @@
 // The isolation checker driving mvkv (bench/listappend.h): threads run
 // list-append transactions through the recorder and the history has no
 // forbidden anomaly; a history made wrong on purpose (reads served by an
-// older snapshot than the transaction's) is caught.
+// older snapshot than the transaction's, or by the engine itself with the
+// test-only failpoint readIgnoresSnapshot) is caught.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "bench/listappend.h"
 #include "engine/engine.h"
 #include "mvkv/check.h"
+#include "mvkv/failpoint.h"
 
 using mvkv::check::MicroOp;
 
@@ -125,6 +127,40 @@ TEST_CASE("reads from an older snapshot than the transaction's are caught") {
     REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0, {MicroOp::readList(1)}, now)
                 .ok());
     REQUIRE(stale->commit().ok());
+    auto outcome = mvkv::check::checkHistory(recorder.text(),
+                                             mvkv::check::Model::kSnapshotIsolation);
+    INFO(forbiddenText(outcome));
+    CHECK_FALSE(outcome.report.valid());
+    REQUIRE(outcome.report.anomalies.size() == 1);
+    CHECK(outcome.report.anomalies[0].type == mvkv::check::AnomalyType::kGSingle);
+}
+
+TEST_CASE("the failpoint readIgnoresSnapshot breaks isolation, and the checker catches it") {
+    auto engine = openEngine();
+    mvkv::check::HistoryRecorder recorder;
+    auto session = engine->openSession();
+    mvkv::engine::TxnOptions now;
+    REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
+                                          {MicroOp::append(1, 1), MicroOp::append(2, 1)}, now)
+                .ok());
+    mvkv::engine::TxnOptions before;
+    before.readTs = session->lastCommitTs();  // keys 1 and 2 hold [1]
+    REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
+                                          {MicroOp::append(1, 2), MicroOp::append(2, 2)}, now)
+                .ok());
+    // At its read timestamp both keys hold [1]; the failpoint serves key 2's
+    // read from the newest commits: [1, 2]. Read skew.
+    REQUIRE(mvkv::configureFailPoint("readIgnoresSnapshot",
+                                     "alwaysOn key=" + mvkv::bench::listKey(2))
+                .ok());
+    mvkv::Status skewed = mvkv::bench::runListAppendTxn(
+        *session, kNs, recorder, 1, {MicroOp::readList(1), MicroOp::readList(2)}, before);
+    REQUIRE(mvkv::configureFailPoint("readIgnoresSnapshot", "off").ok());
+    REQUIRE(skewed.ok());
+    // A read of the final lists shows the checker each key's version order.
+    REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
+                                          {MicroOp::readList(1), MicroOp::readList(2)}, now)
+                .ok());
     auto outcome = mvkv::check::checkHistory(recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
