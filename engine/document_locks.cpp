@@ -396,6 +396,7 @@ StatusWith<uint64_t> DocumentLocks::releaseAll(std::string_view owner) {
             std::vector<std::string> keys;
             ScanOptions o;
             o.range.from = prefix;
+            Session::LocalReads local(session_);  // every lock the owner holds now
             Status s = session_.scan(ownersNs, o, [&](std::string_view k, std::string_view) {
                 if (!k.starts_with(prefix))
                     return false;

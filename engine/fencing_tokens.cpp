@@ -43,7 +43,10 @@ Status FencingTokens::refill(Session& session, std::string_view lockNs, std::str
     // marks in order.
     if (!loaded) {
         std::string text;
-        Status g = session.get(ownersNs, kFencingMarkKey, &text);
+        Status g = [&] {
+            Session::LocalReads local(session);  // a mark older than the newest reissues tokens
+            return session.get(ownersNs, kFencingMarkKey, &text);
+        }();
         if (!g.ok() && g.code() != StatusCode::kNotFound)
             return g;
         uint64_t stored = 0;

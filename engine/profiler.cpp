@@ -48,6 +48,8 @@ StatusWith<Profiler::Setting> Profiler::setLevel(std::string_view db, int level)
             db, db));
     if (level > 0) {
         std::lock_guard<std::mutex> g(writeMutex_);
+        if (engine_.secondary())  // again, under the writers' mutex
+            return Status::NotWritablePrimary("this engine became a replica's secondary");
         if (Status s = ensureCollection(db); !s.ok())
             return s;
     }
@@ -114,9 +116,11 @@ int Profiler::levelOf(std::string_view db) const {
 void Profiler::write(std::string_view db, const FinishedOp& f) {
     std::string doc = profileDocument(f);
     std::lock_guard<std::mutex> g(writeMutex_);
-    if (shut_) {
+    if (shut_ || engine_.secondary()) {
         // The engine is closing (an engine-internal session's last
-        // operation): no new session may be opened now.
+        // operation): no new session may be opened now. Or it became a
+        // secondary since the operation looked: an entry would be a write
+        // of its own there.
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return;
     }

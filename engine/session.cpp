@@ -751,17 +751,17 @@ StatusWith<std::unique_ptr<Cursor>> Session::openCursor(std::string_view ns) {
     OpScope scope(*this, {CurOpType::kQuery, "openCursor", ns});
     if (explicit_ && txn_.prepared()) [[unlikely]]
         return scope.finish(preparedReadRefused());
+    OperationContext op(*this);
+    if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
+        return scope.finish(std::move(s));
     std::optional<mvcc::BeginOptions> own;
-    if (!explicit_) {
+    if (!explicit_) {  // after the lock wait, as get and scan do
         auto begin = implicitReadBegin();
         if (!begin.ok())
             return scope.finish(begin.status());
         own = begin.value();
         own->unregistered = false;  // held while the cursor lives
     }
-    OperationContext op(*this);
-    if (Status s = op.lockCollection(ns, LockMode::kIS); !s.ok())
-        return scope.finish(std::move(s));
     std::unique_ptr<Cursor> cursor(new Cursor(*this, op.sharedCollection(), op.takeLocks()));
     if (own) {
         if (Status s = cursor->beginOwnTxn(*own); !s.ok())

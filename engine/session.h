@@ -259,6 +259,24 @@ class Session {
     /// below the oldest timestamp. A transaction takes its own (TxnOptions).
     void setReadConcern(ReadConcern rc) { readConcern_ = rc; }
     ReadConcern readConcern() const { return readConcern_; }
+    /// While it lives, `session`'s reads outside a transaction read the
+    /// newest commits (local) whatever its read concern: for the engine's
+    /// reads that decide a write (fencing marks, a lock owner's index), which
+    /// must not act on a majority point's older data.
+    class LocalReads {
+      public:
+        explicit LocalReads(Session& session)
+            : session_(session), was_(session.readConcern_) {
+            session.readConcern_ = ReadConcern::kLocal;
+        }
+        ~LocalReads() { session_.readConcern_ = was_; }
+        LocalReads(const LocalReads&) = delete;
+        LocalReads& operator=(const LocalReads&) = delete;
+
+      private:
+        Session& session_;
+        ReadConcern was_;
+    };
     /// For oplog replay, replicas and checkpoint loads: writes to capped
     /// collections are applied as given, inside transactions too, without
     /// evicting (the log already holds the evictions); the collection's

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "engine/implicit_write.h"
 #include "engine/op_report.h"
 #include "engine/op_scope.h"
 #include "engine/operation_context.h"
@@ -202,7 +203,10 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
     auto beginOwn = [&]() -> Status {
         if (!yields)
             return Status::OK();
-        auto begin = implicitReadBegin();  // renewed at each yield, as the snapshot is
+        // A scan's snapshot follows the read concern, renewed at each yield;
+        // a write's walk (removeRange, IX) reads the newest commits.
+        auto begin = mode == LockMode::kIS ? implicitReadBegin()
+                                           : StatusWith<mvcc::BeginOptions>(kImplicitBegin);
         if (!begin.ok())
             return begin.status();
         mvcc::BeginOptions o = begin.value();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/document_locks.h"
 #include "engine/replica_set.h"
 #include "mvkv/failpoint.h"
 #include "tests/engine_test_util.h"
@@ -165,6 +166,28 @@ TEST_CASE("replset: reads outside a transaction follow the session's read concer
     // Snapshot outside a transaction reads at all_durable: every commit.
     reader->setReadConcern(ReadConcern::kSnapshot);
     CHECK(getOr(*reader, "app.c", "j") == "new");
+
+    // A write's reads are the newest commits whatever the read concern:
+    // releaseAll finds locks taken since the majority point, and removeRange
+    // deletes a {w:1} key the majority point does not show yet.
+    reader->setReadConcern(ReadConcern::kMajority);
+    mustOk(f.set->pause(1));
+    {
+        DocumentLocks locks(*reader);
+        AcquireOptions alice;
+        alice.owner = "alice";
+        REQUIRE_OK(locks.acquire("app.c", "k", alice).status());
+        REQUIRE_OK(locks.acquire("app.c", "j", alice).status());
+        auto released = locks.releaseAll("alice");
+        REQUIRE_OK(released.status());
+        CHECK(released.value() == 2);
+    }
+    mustOk(f.write("m", "w1", WriteConcern::nodes(1)));
+    auto removed = reader->removeRange("app.c", {});
+    REQUIRE(removed.ok());
+    CHECK(removed.value() == 3);
+    reader->setReadConcern(ReadConcern::kLocal);
+    CHECK(scanAll(*reader, "app.c").empty());
 }
 
 TEST_CASE("replset: a secondary refuses clients' writes and profiles nothing; its apply goes on") {

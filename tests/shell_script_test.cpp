@@ -2336,6 +2336,20 @@ TEST_CASE(
 
 // ---- issue 19: failpoint NAME MODE [data], failpoints ----
 
+TEST_CASE("issue 19: the shell closes its engine itself and tells a failed final flush") {
+    TempDir dir("mvkv-shell");
+    Result ok = json_c(dir.path, "create c; put c k v");
+    CHECK(ok.code == 0);
+    CHECK(ok.err.find("closing") == std::string::npos);
+    // A failed fsync stops the engine's writes; the close's flush fails too.
+    Result bad = json_c(dir.path, "failpoint failOplogFsync alwaysOn; put c k2 v");
+    CHECK(bad.code == 1);
+    CHECK(bad.err.find("mvkv: closing " + dir.path + ": IOError") != std::string::npos);
+    Result after = json_c(dir.path, "get c k");
+    CHECK(after.code == 0);
+    CHECK(after.out.find("\"value\":\"v\"") != std::string::npos);
+}
+
 TEST_CASE("issue 19: failpoint forces a conflict on one key, failpoints lists it, bad input is refused (--json)") {
     Result r = json_c("--memory",
                       "create c\n"

@@ -253,6 +253,13 @@ int main(int argc, char** argv) {
         (void)ignored;
         watcher.join();
     }
+    // Closed here, not by the destructor, so that a failed final flush is
+    // told and the exit status says so.
+    if (Status s = engine->close(); !s.ok()) {
+        fmt::print(stderr, "mvkv: closing {}: {}\n", memory ? "the in-memory engine" : path,
+                   s.toString());
+        status = 1;
+    }
     if (script)
         std::fclose(script);
     return status;
