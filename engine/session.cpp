@@ -445,14 +445,19 @@ Status Session::getWithExpiry(std::string_view ns, std::string_view key, std::st
         // the prepared transaction resolves.
         while (true) {
             const uint64_t seen = engine_.prepared_.resolvedCount();
-            auto begin = implicitReadBegin();
-            if (!begin.ok())
-                return scope.finish(begin.status());
+            mvcc::BeginOptions begin = kImplicitBegin;
+            if (readConcern_ != ReadConcern::kLocal) [[unlikely]] {
+                auto concern = implicitReadBegin();
+                if (!concern.ok())
+                    return scope.finish(concern.status());
+                begin = concern.value();
+            }
             {
                 auto pin = engine_.epochs_.pin();
-                if (Status b = engine_.txns_.begin(txn_, begin.value()); !b.ok())
+                if (Status b = engine_.txns_.begin(txn_, begin); !b.ok())
                     return scope.finish(std::move(b));
-                result = read(op.collection(), key, value, expiresAtMs);
+                // (Not read(): its test-only failpoint acts on transactions.)
+                result = readThrough(txn_, op.collection(), key, value, expiresAtMs);
                 engine_.txns_.commit(txn_).ignore();  // read-only: cannot fail
             }
             if (result.code() != StatusCode::kPrepareConflict ||
