@@ -180,6 +180,7 @@ Status ChangeStream::readMore(bool* readAny) {
         }
         if (Status d = oplog::decodeEntries(payload_, &decoded_); !d.ok())
             return d;
+        oplog::takePreparedDurableTs(&decoded_);  // recovery's, not an event
         // Entry indexes count every entry at the record's timestamp.
         const uint32_t base = ref.key.ts == lastTs_ ? entriesAtLastTs_ : 0;
         // A prepare or abort record holds writes that are not committed

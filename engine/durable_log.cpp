@@ -118,6 +118,7 @@ StatusWith<std::unique_ptr<DurableLog>> DurableLog::open(const std::string& dir,
                                                   d.ok() ? "a record with no entries" : d.message()));
         r->where = {r->entries.front().ts, segment, offset, static_cast<uint32_t>(payload.size()),
                     static_cast<uint32_t>(r->entries.size())};
+        r->preparedDurableTs = oplog::takePreparedDurableTs(&r->entries);
         return Status::OK();
     };
     Status scanned = oplog::scanLog(

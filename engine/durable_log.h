@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "mvcc/timestamp.h"
 #include "oplog/log_reader.h"
 #include "oplog/oplog.h"
 #include "oplog/oplog_entry.h"
@@ -33,8 +34,12 @@ class DurableLog {
     static constexpr int kFormatVersion = 1;
 
     struct Record {
-        oplog::ExistingRecord where;
+        oplog::ExistingRecord where;  // its entry count includes a durable marker
         std::vector<oplog::OplogEntry> entries;
+        /// A prepared transaction's commit record: its durable timestamp
+        /// (the record's last entry, taken off `entries`;
+        /// oplog::takePreparedDurableTs). kNoTimestamp for any other.
+        mvcc::Timestamp preparedDurableTs = mvcc::kNoTimestamp;
     };
     struct Recovered {
         std::vector<Record> records;  // log order, up to any damage

@@ -189,6 +189,14 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
             return Status(s.code(), fmt::format("rebuilding prepared transaction {}: {}", p.txnId,
                                                 s.message()));
     }
+    // A prepared commit's durable timestamp may be above its commit
+    // timestamp: all_durable and the clock reached it before the crash, so
+    // they do again (also when the checkpoint held the commit). Last, so a
+    // transaction rebuilt prepared below it still holds all_durable back.
+    // The replayed versions keep their commit timestamp as durable.
+    for (const DurableLog::Record& r : records)
+        if (r.preparedDurableTs != mvcc::kNoTimestamp)
+            txns_.noteLoggedTimestamp(r.preparedDurableTs);
     return Status::OK();
 }
 

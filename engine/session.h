@@ -356,8 +356,9 @@ class Session {
     /// committer (the data is committed in memory but may not survive).
     Status logCommitted();
     /// The commit record of txn_ appended to the oplog: the oplog's (or
-    /// the `local` lock's) error as is.
-    Status appendCommitRecord();
+    /// the `local` lock's) error as is. A prepared transaction's ends with
+    /// its durable timestamp (`preparedDurableTs`; oplog_entry.h).
+    Status appendCommitRecord(mvcc::Timestamp preparedDurableTs = mvcc::kNoTimestamp);
     /// Runs `change` (a catalog change) and, on a durable engine, logs it
     /// as `command` on `ns`, both under the engine's catalog-log mutex.
     Status changeCatalog(std::string_view ns, std::string_view command,

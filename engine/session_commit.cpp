@@ -65,12 +65,16 @@ void Session::abortTxn() {
         engine_.oplog_->notifyCommit();  // its hole closed
 }
 
-Status Session::appendCommitRecord() {
+Status Session::appendCommitRecord(mvcc::Timestamp preparedDurableTs) {
     // Encoded straight from the versions into a buffer the session reuses.
     const auto& writes = txn_.writes();
-    const auto count = static_cast<uint32_t>(writes.size());
+    const bool prepared = preparedDurableTs != mvcc::kNoTimestamp;
+    const auto count = static_cast<uint32_t>(writes.size() + (prepared ? 1 : 0));
     oplog::startPayload(&logPayload_, count);
     addWriteEntries(&logPayload_, txn_.commitTs(), txn_.id(), writes, pending_);
+    if (prepared)
+        oplog::addEntry(&logPayload_, preparedDurableTs, txn_.id(), oplog::OpType::kCommand,
+                        oplog::kPreparedTxnNs, {}, oplog::kCommitPreparedCommand);
     // Writing the oplog is a write to the `local` database (seed 000).
     lockmgr::DBLock local(*locker_, Namespace::kLocalDb, LockMode::kIX, lockDeadline());
     if (!local.status().ok())

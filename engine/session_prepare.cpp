@@ -86,8 +86,9 @@ Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp dura
     Status s;
     if (engine_.logging_ && !txn_.writes().empty()) {
         // The commit record is an ordinary one at commitTs with the
-        // transaction's id: recovery matches it with the prepare record.
-        s = appendCommitRecord();
+        // transaction's id (recovery matches it with the prepare record),
+        // ending with the durable timestamp, which recovery restores.
+        s = appendCommitRecord(durableTs);
         if (!s.ok()) {
             // Not rolled back: the log holds its prepare and no resolution,
             // so prepared is what the next open rebuilds. Kept prepared here

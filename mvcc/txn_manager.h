@@ -254,7 +254,8 @@ class TransactionManager {
     /// Recovery: commit timestamps must from now on be after `ts`.
     void raiseCheckpointFloor(Timestamp ts);
     /// Recovery: a record logged at `ts` that replay does not commit (a
-    /// catalog command) finished: the clock and the no-holes point reach it.
+    /// catalog command), or a prepared commit's durable timestamp, finished:
+    /// the clock and the no-holes point reach it.
     void noteLoggedTimestamp(Timestamp ts);
     /// The no-holes point alone: every transaction with a commit timestamp
     /// at or below it has finished (0 until a write commits).

@@ -45,6 +45,7 @@ Status OplogCursor::next(std::vector<OplogEntry>* out, size_t maxEntries,
             // readers as the commit record, at the commit timestamp.
             if (preparedRecordKind(decoded_) != PreparedRecord::kNone)
                 decoded_.clear();
+            takePreparedDurableTs(&decoded_);  // a prepared commit's marker
             for (OplogEntry& e : decoded_)
                 if (matches(e))
                     out->push_back(std::move(e));

@@ -52,10 +52,15 @@ inline constexpr size_t kMinEntryBytes = 8 + 8 + 1 + 3 * 4;
 /// prepare timestamp), followed by its writes as i/u/d entries at the
 /// prepare timestamp; its abort is one record of the command
 /// kAbortPreparedCommand with its id. Its commit is an ordinary record at
-/// the commit timestamp with its id. Only recovery reads the first two:
-/// oplog cursors skip them, so no reader applies a prepared write early.
+/// the commit timestamp with its id, ending with one more entry: the
+/// command kCommitPreparedCommand (ns "admin", its id) at its durable
+/// timestamp, which may be later than the commit timestamp. Only recovery
+/// reads the prepare and abort records and that last entry: oplog cursors
+/// skip the first two and drop the entry (takePreparedDurableTs), so no
+/// reader applies a prepared write early or sees a command that is not one.
 inline constexpr std::string_view kPrepareCommand = "prepareTransaction";
 inline constexpr std::string_view kAbortPreparedCommand = "abortPreparedTransaction";
+inline constexpr std::string_view kCommitPreparedCommand = "commitPreparedTransaction";
 inline constexpr std::string_view kPreparedTxnNs = "admin";
 enum class PreparedRecord : uint8_t { kNone, kPrepare, kAbort };
 /// Which of the two a record's entries are (kNone: any other record).
@@ -68,6 +73,23 @@ inline PreparedRecord preparedRecordKind(const std::vector<OplogEntry>& entries)
     if (entries.front().value == kAbortPreparedCommand)
         return PreparedRecord::kAbort;
     return PreparedRecord::kNone;
+}
+
+/// A prepared transaction's commit record ends with its durable timestamp
+/// (kCommitPreparedCommand, above): removes that entry from `entries` and
+/// returns the timestamp; kNoTimestamp, with `entries` unchanged, for any
+/// other record (and for a prepared commit logged before the entry existed,
+/// whose durable timestamp is its commit timestamp).
+inline mvcc::Timestamp takePreparedDurableTs(std::vector<OplogEntry>* entries) {
+    if (entries->size() < 2)
+        return mvcc::kNoTimestamp;
+    const OplogEntry& last = entries->back();
+    if (last.op != OpType::kCommand || last.ns != kPreparedTxnNs ||
+        last.value != kCommitPreparedCommand)
+        return mvcc::kNoTimestamp;
+    const mvcc::Timestamp durable = last.ts;
+    entries->pop_back();
+    return durable;
 }
 
 /// The payload of one log record holding `entries` (one transaction's).

@@ -6,6 +6,7 @@
 // readers waiting, durability across a crash, and the figures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -528,6 +529,60 @@ TEST_CASE(
     CHECK(readAt(*again, "fresh", 0) == "1");
     CHECK(readAt(*again, "gone", 0) == "<NotFound>");
     CHECK(readAt(*again, "after", 0) == "restart");
+}
+
+TEST_CASE(
+    "test_prepare15b_durable_timestamp_after_a_crash: a prepared commit's durable timestamp is "
+    "logged; after a crash all_durable and the commit rules reach it again; oplog readers see "
+    "only the writes") {
+    TempDir dir("mvkv-prepare-test");
+    TempDir scratchDir("mvkv-prepare-test");
+    const std::string scratch = scratchDir.path + "/data";
+    mvcc::Timestamp allDurableBefore = 0;
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        auto s = e->openSession();
+        mustOk(s->createCollection(kNs));
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "k", "old"));
+        mustOk(s->commit(10));
+        auto p = e->openSession();
+        writeAndPrepare(*p, {{"k", "new"}, {"j", "1"}}, 20);
+        mustOk(p->commit(25, 40));
+        allDurableBefore = e->timestamps().allDurable;
+        CHECK(allDurableBefore >= 40);
+        // A commit at or below the durable timestamp is refused before the crash...
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "x", "1"));
+        CHECK(s->commit(30).code() == StatusCode::kInvalidArgument);
+        // ...and the oplog shows the commit's writes only, at 25.
+        e->oplog()->refreshVisibility();
+        auto cur = e->openOplogCursor({}).value();
+        std::vector<oplog::OplogEntry> entries;
+        REQUIRE_OK(cur->next(&entries, 100, std::chrono::milliseconds(0)));
+        std::vector<std::string> seen;
+        for (const auto& en : entries)
+            if (en.op != oplog::OpType::kCommand || en.ns != kNs)  // not the create
+                seen.push_back(std::to_string(en.ts) + " " + en.ns + " " + en.key);
+        std::sort(seen.begin(), seen.end());
+        CHECK(seen == std::vector<std::string>{"10 db.c k", "25 db.c j", "25 db.c k"});
+        mustOk(e->oplog()->flush());
+        copyDataDir(dir.path, scratch);
+        std::filesystem::remove(scratch + "/clean-shutdown");
+    }
+    auto r = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
+    CHECK(r->timestamps().allDurable == allDurableBefore);  // was 25: the durable one was lost
+    CHECK(readAt(*r, "k", 24) == "old");
+    CHECK(readAt(*r, "k", 25) == "new");
+    auto s = r->openSession();
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "x", "1"));
+    Status refused = s->commit(30);
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+    MESSAGE(refused.message());
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "x", "1"));
+    mustOk(s->commit(41));
 }
 
 TEST_CASE(
