@@ -37,11 +37,29 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
   public:
     explicit Coordinator(Engine& primary) : primary_(primary) {}
 
-    /// The primary's durable point: its oplog's no-holes point.
-    mvcc::Timestamp primaryDurable() const {
+    /// The primary's applied point: its oplog's no-holes point.
+    mvcc::Timestamp primaryApplied() const {
         if (oplog::Oplog* log = primary_.oplog())
             return log->visibleTs();
         return primary_.transactions().allDurable();
+    }
+    /// The primary's durable point: what of that its oplog has synced
+    /// (oplog::Oplog::syncedTs; with sync mode fsync, or in memory, the same).
+    mvcc::Timestamp primaryDurable() const {
+        if (oplog::Oplog* log = primary_.oplog())
+            return log->syncedTs();
+        return primary_.transactions().allDurable();
+    }
+    /// With sync mode write or none the primary's oplog syncs only when
+    /// asked: the set asks when the members have made durable more than
+    /// it has (as a member's own applier syncs its oplog when it catches
+    /// up), and when a {w: "majority"} commit waits for it (MongoDB's
+    /// j: true). The error of a failed sync, which the oplog keeps.
+    Status syncPrimaryThrough(mvcc::Timestamp ts) {
+        oplog::Oplog* log = primary_.oplog();
+        if (!log || log->syncedTs() >= std::min(ts, log->visibleTs()))
+            return Status::OK();
+        return log->flush();
     }
 
     /// A new secondary at `applied`; the first one takes the primary's
@@ -60,6 +78,9 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         recomputeLocked();
     }
     void report(int id, mvcc::Timestamp applied, mvcc::Timestamp durable) {
+        // A failed sync stays the oplog's error: every later commit and
+        // majority wait returns it, so nothing more to do with it here.
+        syncPrimaryThrough(durable).ignore();
         {
             std::lock_guard lock(mutex_);
             Figures& f = members_[static_cast<size_t>(id - 1)];
@@ -104,8 +125,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     std::vector<MemberStatus> members() const {
         std::lock_guard lock(mutex_);
         std::vector<MemberStatus> out;
-        const mvcc::Timestamp primary = primaryDurable();
-        out.push_back({0, "PRIMARY", primary, primary, false, ""});
+        out.push_back({0, "PRIMARY", primaryApplied(), primaryDurable(), false, ""});
         for (size_t i = 0; i < members_.size(); ++i) {
             const Figures& f = members_[i];
             const char* state = f.paused ? "PAUSED" : !f.error.empty() ? "FAILED" : "SECONDARY";
@@ -135,6 +155,18 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
             while (log->visibleTs() < ts && (!wc.wtimeout || Clock::now() < until)) {
                 const Clock::time_point slice = Clock::now() + std::chrono::seconds(1);
                 log->waitVisibleAfter(ts - 1, wc.wtimeout ? std::min(until, slice) : slice);
+            }
+            // The majority counts the primary's synced point: sync it now
+            // rather than wait for a member's report to ask.
+            if (wc.majority && log->visibleTs() >= ts) {
+                if (Status s = syncPrimaryThrough(ts); !s.ok())
+                    return Status(s.code(),
+                                  fmt::format("the write IS committed at timestamp {}, but the "
+                                              "primary's oplog could not be synced for write "
+                                              "concern {}: {}",
+                                              ts, wc.describe(), s.message()));
+                std::lock_guard lock(mutex_);
+                recomputeLocked();
             }
         }
         std::unique_lock lock(mutex_);

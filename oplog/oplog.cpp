@@ -154,6 +154,29 @@ Status Oplog::append(const std::vector<OplogEntry>& entries) {
                   static_cast<uint32_t>(entries.size()));
 }
 
+Status Oplog::flush() {
+    if (!writer_)
+        return Status::OK();
+    // Every record at or below the visible point was appended before that
+    // point was published, so the flush below covers them all.
+    const mvcc::Timestamp visible = visibleTs();
+    Status s = writer_->flush();
+    if (s.ok()) {
+        mvcc::Timestamp seen = flushedTs_.load(std::memory_order_relaxed);
+        while (seen < visible &&
+               !flushedTs_.compare_exchange_weak(seen, visible, std::memory_order_release,
+                                                 std::memory_order_relaxed)) {
+        }
+    }
+    return s;
+}
+
+mvcc::Timestamp Oplog::syncedTs() const {
+    if (!writer_ || options_.mode == SyncMode::kFsync)
+        return visibleTs();
+    return flushedTs_.load(std::memory_order_acquire);
+}
+
 Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries) {
     if (!writer_) {
         std::string copy(payload);  // outside the lock

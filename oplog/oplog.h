@@ -125,8 +125,15 @@ class Oplog {
     Status append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries);
     /// Where the next record will start ({0, 0} in memory).
     LogPosition end() const { return writer_ ? writer_->end() : LogPosition{}; }
-    /// Writes and syncs every record appended so far (OK in memory).
-    Status flush() { return writer_ ? writer_->flush() : Status::OK(); }
+    /// Writes and syncs every record appended so far (OK in memory); on
+    /// success syncedTs() reaches what was visible when it began.
+    Status flush();
+    /// The newest timestamp at or below which every record is on disk,
+    /// synced: visibleTs() with SyncMode::kFsync (a commit is synced before
+    /// it finishes) and in memory (nothing to sync); with kWrite or kNone,
+    /// the visible point the last successful flush() began at. A replica
+    /// set counts it as the primary's durable point (docs/replication.md).
+    mvcc::Timestamp syncedTs() const;
     /// Writes, syncs and closes the log (no append after it); the first
     /// write or sync error the log met, if any. Idempotent. OK in memory.
     Status close() { return writer_ ? writer_->close() : Status::OK(); }
@@ -186,6 +193,8 @@ class Oplog {
     // In memory: each record's payload by its sequence, and their bytes.
     std::unordered_map<uint64_t, std::string> memPayloads_;
     uint64_t memBytes_ = 0;
+    // kWrite / kNone: what flush() last made durable (syncedTs()).
+    std::atomic<mvcc::Timestamp> flushedTs_{mvcc::kNoTimestamp};
     VisibilityPublisher visibility_;  // last: its thread stops first
 };
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <mutex>
 #include <random>
@@ -18,6 +19,7 @@
 #include "engine/document_locks.h"
 #include "engine/replica_set.h"
 #include "mvkv/failpoint.h"
+#include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
@@ -253,6 +255,42 @@ TEST_CASE("replset: {w:majority} with one of three paused is met; with two it ti
     mustOk(f.set->resume(2));
     f.waitMajority(late);
     CHECK(f.read("b", ReadConcern::kMajority) == "2");
+}
+
+TEST_CASE(
+    "replset: the primary's durable point is its synced oplog (sync none): a {w:majority} ack "
+    "is on its disk") {
+    SetFixture f(2);  // the primary logs with sync mode none
+    mustOk(f.set->pause(1));
+    mustOk(f.set->pause(2));
+    mvcc::Timestamp ts = 0;
+    mustOk(f.write("k", "v1", WriteConcern::nodes(1), &ts));
+    f.primary->oplog()->refreshVisibility();
+    MemberStatus primary = f.set->status().at(0);
+    CHECK(primary.lastApplied >= ts);
+    CHECK(primary.lastDurable < ts);  // in the log writer's buffer, not on disk
+    CHECK(f.primary->majorityCommitTs() < ts);
+
+    // A member that applies it makes the set sync the primary.
+    const uint64_t syncsBefore = f.primary->oplog()->stats().syncs;
+    mustOk(f.set->resume(1));
+    mustOk(f.set->waitApplied(1, ts, kLong));
+    f.waitMajority(ts);
+    CHECK(f.set->status().at(0).lastDurable >= ts);
+    CHECK(f.primary->oplog()->stats().syncs > syncsBefore);
+
+    // {w:majority} returns once the primary synced the write (its durable
+    // point passed it), and a copy of its files holds it.
+    mvcc::Timestamp acked = 0;
+    mustOk(f.write("k", "v2", WriteConcern::majorityOf(kLong), &acked));
+    CHECK(f.set->status().at(0).lastDurable >= acked);
+    TempDir copyDir("mvkv-replset-test");
+    const std::string copy = copyDir.path + "/data";
+    mvkv::testing::copyDataDir(f.dir.path, copy);
+    std::filesystem::remove(copy + "/clean-shutdown");
+    auto reopened = openEngine(onDisk(copy, oplog::SyncMode::kNone));
+    auto r = reopened->openSession();
+    CHECK(getOr(*r, "app.c", "k") == "v2");
 }
 
 TEST_CASE("replset: a commit during the set's teardown gets OK or IllegalOperation, never a timeout") {
