@@ -10,6 +10,7 @@
 
 #include "engine/session.h"
 #include "failpoint/failpoint.h"
+#include "lockmgr/raii_locks.h"
 
 namespace mvkv::engine {
 
@@ -266,6 +267,22 @@ StatusWith<std::unique_ptr<oplog::OplogCursor>> Engine::openOplogCursor(
             "this in-memory engine keeps no oplog (inMemoryOplogCapBytes is 0); open it with a "
             "cap, or on a path");
     return std::make_unique<oplog::OplogCursor>(*oplog_, std::move(options));
+}
+
+Status Engine::becomeSecondary(std::chrono::milliseconds wait) {
+    if (secondary())
+        return Status::OK();
+    lockmgr::Locker locker(lockManager_);
+    lockmgr::GlobalLock global(locker, lockmgr::LockMode::kX, Deadline::in(wait));
+    if (!global.status().ok())
+        return Status(global.status().code(),
+                      fmt::format("cannot become a secondary: operations or open transactions "
+                                  "still hold locks on this engine after {} ms (a transaction "
+                                  "holds its locks until it commits or aborts; a prepared one "
+                                  "until it is resolved): {}",
+                                  wait.count(), global.status().message()));
+    setSecondary(true);
+    return Status::OK();
 }
 
 mvcc::Timestamp Engine::majorityCommitTs() const {

@@ -230,8 +230,19 @@ class Engine {
     /// catalog changes are refused (NotWritablePrimary) and the profiler
     /// writes nothing, so its data and oplog stay the primary's alone.
     /// Setting it waits for a pass in progress to end. Clear it to make the
-    /// engine a primary again (a promotion).
+    /// engine a primary again (a promotion). Setting it on an engine in use
+    /// is becomeSecondary's job.
     void setSecondary(bool on) { ttlMonitor_->setSecondary(on); }
+    /// Makes an engine in use a secondary (MongoDB's step-down under its
+    /// replication state transition lock): takes the Global lock in mode X,
+    /// so every operation and every transaction that holds a lock (a
+    /// transaction holds its locks to its end, so one that wrote has
+    /// committed or aborted by then) is over, sets secondary(), and lets go.
+    /// A transaction's write before the change can therefore never commit
+    /// after it. LockTimeout when they have not ended within `wait` (0:
+    /// only if none holds one now); the engine stays a primary then. OK at
+    /// once on a secondary.
+    Status becomeSecondary(std::chrono::milliseconds wait);
     bool secondary() const { return ttlMonitor_->secondary(); }
 
     const EngineOptions& options() const { return options_; }

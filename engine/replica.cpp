@@ -46,16 +46,21 @@ StatusWith<std::unique_ptr<ReplicaApplier>> ReplicaApplier::start(Engine& primar
     auto cursor = primary.openOplogCursor({from, ""});
     if (!cursor.ok())
         return cursor.status();
+    // The secondary's TTL collections lose entries only through the
+    // primary's deletes: its own monitor must not run ahead of the oplog.
+    // No client's transaction that wrote before this may commit after it.
+    const bool wasSecondary = secondary.secondary();
+    if (Status s = secondary.becomeSecondary(options.becomeSecondaryWait); !s.ok())
+        return s;
     // startAfter is the secondary's lastAppliedTs(): stable goes to one
     // below it, as publish() would have put it.
     const mvcc::Timestamp stable = options.startAfter == 0 ? 0 : options.startAfter - 1;
     if (stable > secondary.timestamps().stable) {
-        if (Status s = secondary.setStableTimestamp(stable); !s.ok())
+        if (Status s = secondary.setStableTimestamp(stable); !s.ok()) {
+            secondary.setSecondary(wasSecondary);  // as it was: nothing applies to it
             return s;
+        }
     }
-    // The secondary's TTL collections lose entries only through the
-    // primary's deletes: its own monitor must not run ahead of the oplog.
-    secondary.setSecondary(true);
     std::unique_ptr<ReplicaApplier> applier(
         new ReplicaApplier(secondary, options, std::move(cursor).value()));
     for (auto& w : applier->workers_) {

@@ -124,6 +124,10 @@ struct ReplicaOptions {
     /// Called on the tailing thread once when it ends, with the error it
     /// stopped on (OK after stop()).
     std::function<void(const Status&)> onStopped;
+    /// How long start() waits for the secondary's running operations and
+    /// open transactions to end before it makes it a secondary
+    /// (Engine::becomeSecondary); LockTimeout after it.
+    std::chrono::milliseconds becomeSecondaryWait{10000};
 };
 
 struct ReplicaStats {

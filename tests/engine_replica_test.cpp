@@ -533,3 +533,38 @@ TEST_CASE(
     CHECK(dump(*secondary) == dump(*primary));
     CHECK(dump(*secondary).find("never") == std::string::npos);
 }
+
+TEST_CASE(
+    "replica: start makes a live engine a secondary only once its open transactions ended; one "
+    "that wrote before cannot commit after") {
+    auto primary = openEngine(inMemory());
+    auto secondary = openEngine(inMemory());
+    auto w = secondary->openSession();
+    mustOk(w->createCollection("app.t"));
+    mustOk(w->begin());
+    mustOk(w->put("app.t", "k", "client"));
+    ReplicaOptions r;
+    r.pollWait = 10ms;
+    r.becomeSecondaryWait = 0ms;
+    auto refused = ReplicaApplier::start(*primary, *secondary, r);
+    REQUIRE(refused.status().code() == StatusCode::kLockTimeout);
+    CHECK(refused.status().message().find("cannot become a secondary") != std::string::npos);
+    CHECK_FALSE(secondary->secondary());  // still a primary: its transaction may commit
+    mustOk(w->commit());
+    // Nothing holds a lock now: it becomes a secondary, and writes are refused.
+    auto applier = ReplicaApplier::start(*primary, *secondary, r);
+    REQUIRE_OK(applier.status());
+    CHECK(secondary->secondary());
+    mustOk(w->begin());
+    CHECK(w->put("app.t", "k2", "late").code() == StatusCode::kNotWritablePrimary);
+    if (w->inTransaction())
+        mustOk(w->abort());
+    // Starting again on a secondary does not wait for anything.
+    applier.value().reset();
+    auto reader = secondary->openSession();
+    mustOk(reader->begin());
+    CHECK(getOr(*reader, "app.t", "k") == "client");  // it holds the collection's lock
+    auto again = ReplicaApplier::start(*primary, *secondary, r);
+    CHECK_OK(again.status());
+    mustOk(reader->abort());
+}
