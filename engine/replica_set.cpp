@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "failpoint/failpoints.h"
@@ -35,7 +36,12 @@ nlohmann::ordered_json membersJson(const std::vector<MemberStatus>& members,
 // it knows nothing of the set but what the set reports to it.
 class ReplicaSet::Coordinator : public ReplicationCoordinator {
   public:
-    explicit Coordinator(Engine& primary) : primary_(primary) {}
+    explicit Coordinator(Engine& primary) : primary_(primary) {
+        oplog::Oplog* log = primary_.oplog();
+        if (log && !log->inMemory() && log->syncMode() != oplog::SyncMode::kFsync)
+            syncer_ = std::thread([this] { syncLoop(); });
+    }
+    ~Coordinator() { close(); }
 
     /// The primary's applied point: its oplog's no-holes point.
     mvcc::Timestamp primaryApplied() const {
@@ -51,15 +57,17 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         return primary_.transactions().allDurable();
     }
     /// With sync mode write or none the primary's oplog syncs only when
-    /// asked: the set asks when the members have made durable more than
-    /// it has (as a member's own applier syncs its oplog when it catches
-    /// up), and when a {w: "majority"} commit waits for it (MongoDB's
-    /// j: true). The error of a failed sync, which the oplog keeps.
-    Status syncPrimaryThrough(mvcc::Timestamp ts) {
-        oplog::Oplog* log = primary_.oplog();
-        if (!log || log->syncedTs() >= std::min(ts, log->visibleTs()))
-            return Status::OK();
-        return log->flush();
+    /// asked: the set asks when a member has made durable more than it has
+    /// (as a member's own applier syncs its oplog when it catches up), and
+    /// when a {w: "majority"} commit waits for it (MongoDB's j: true). The
+    /// sync runs on the set's own thread (syncLoop), like MongoDB's journal
+    /// flusher: a member's applier or a committer never waits for the disk
+    /// there, and one sync serves every request made before it began.
+    void requestPrimarySyncLocked(mvcc::Timestamp ts) {
+        if (syncer_.joinable() && ts > syncWanted_) {
+            syncWanted_ = ts;
+            syncCv_.notify_one();
+        }
     }
 
     /// A new secondary at `applied`; the first one takes the primary's
@@ -78,14 +86,12 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         recomputeLocked();
     }
     void report(int id, mvcc::Timestamp applied, mvcc::Timestamp durable) {
-        // A failed sync stays the oplog's error: every later commit and
-        // majority wait returns it, so nothing more to do with it here.
-        syncPrimaryThrough(durable).ignore();
         {
             std::lock_guard lock(mutex_);
             Figures& f = members_[static_cast<size_t>(id - 1)];
             f.applied = std::max(f.applied, applied);
             f.durable = std::max(f.durable, durable);
+            requestPrimarySyncLocked(f.durable);
             recomputeLocked();
         }
         cv_.notify_all();
@@ -103,6 +109,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
             f.error.clear();
     }
     /// The set is going away: waiters return, the primary is standalone.
+    /// Idempotent.
     void close() {
         {
             std::lock_guard lock(mutex_);
@@ -112,6 +119,10 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
             attached_ = false;
         }
         cv_.notify_all();
+        syncCv_.notify_all();
+        std::lock_guard join(joinMutex_);
+        if (syncer_.joinable())
+            syncer_.join();
     }
 
     mvcc::Timestamp majority() const {
@@ -156,27 +167,24 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
                 const Clock::time_point slice = Clock::now() + std::chrono::seconds(1);
                 log->waitVisibleAfter(ts - 1, wc.wtimeout ? std::min(until, slice) : slice);
             }
-            // The majority counts the primary's synced point: sync it now
-            // rather than wait for a member's report to ask.
-            if (wc.majority && log->visibleTs() >= ts) {
-                if (Status s = syncPrimaryThrough(ts); !s.ok())
-                    return Status(s.code(),
-                                  fmt::format("the write IS committed at timestamp {}, but the "
-                                              "primary's oplog could not be synced for write "
-                                              "concern {}: {}",
-                                              ts, wc.describe(), s.message()));
-                std::lock_guard lock(mutex_);
-                recomputeLocked();
-            }
         }
         std::unique_lock lock(mutex_);
-        auto met = [&] { return closed_ || satisfiedLocked(ts, wc); };
+        // The majority counts the primary's synced point: ask for it now
+        // rather than wait for a member's report to.
+        if (wc.majority)
+            requestPrimarySyncLocked(ts);
+        auto met = [&] { return closed_ || !syncError_.ok() || satisfiedLocked(ts, wc); };
         if (wc.wtimeout)
             cv_.wait_until(lock, until, met);
         else
             cv_.wait(lock, met);
         if (satisfiedLocked(ts, wc))
             return Status::OK();
+        if (!syncError_.ok())
+            return Status(syncError_.code(),
+                          fmt::format("the write IS committed at timestamp {}, but the primary's "
+                                      "oplog could not be synced for write concern {}: {}",
+                                      ts, wc.describe(), syncError_.message()));
         if (closed_)
             return Status::IllegalOperation(fmt::format(
                 "the write IS committed at timestamp {}, but the replica set was stopped before "
@@ -232,9 +240,40 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         }
     }
 
+    // The primary's oplog syncs (requestPrimarySyncLocked), one at a time,
+    // outside the mutex; after each the point may move. A failed sync
+    // stays the oplog's error (every later commit returns it); the thread
+    // ends and majority waits return it.
+    void syncLoop() {
+        oplog::Oplog* log = primary_.oplog();
+        std::unique_lock lock(mutex_);
+        while (true) {
+            syncCv_.wait(lock, [&] {
+                return closed_ || std::min(syncWanted_, log->visibleTs()) > log->syncedTs();
+            });
+            if (closed_)
+                return;
+            lock.unlock();
+            Status s = log->flush();
+            lock.lock();
+            if (!s.ok()) {
+                syncError_ = s;
+                cv_.notify_all();
+                return;
+            }
+            recomputeLocked();
+            cv_.notify_all();
+        }
+    }
+
     Engine& primary_;
     mutable std::mutex mutex_;
     std::condition_variable cv_;
+    std::condition_variable syncCv_;                 // wakes syncLoop
+    mvcc::Timestamp syncWanted_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
+    Status syncError_;                                 // GUARDED_BY(mutex_)
+    std::mutex joinMutex_;                             // close() from two threads
+    std::thread syncer_;  // with sync mode write or none only
     std::vector<Figures> members_;  // GUARDED_BY(mutex_): member id - 1
     mvcc::Timestamp point_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
     bool attached_ = false;                       // GUARDED_BY(mutex_)

@@ -36,7 +36,9 @@ constexpr auto kLong = 20s;  // a wait that only a bug makes long
 
 // A durable primary (the applier tails its oplog) and a set of `secondaries`.
 struct SetFixture {
-    explicit SetFixture(size_t secondaries) {
+    // `paused`: every secondary is paused before anything is written, so
+    // nothing is majority-committed until one is resumed.
+    explicit SetFixture(size_t secondaries, bool paused = false) {
         primary = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
         ReplicaSetOptions o;
         o.applier.workers = 2;
@@ -49,6 +51,8 @@ struct SetFixture {
             auto id = set->addSecondary();
             REQUIRE_MESSAGE(id.ok(), id.status().toString());
             CHECK(id.value() == static_cast<int>(i + 1));
+            if (paused)
+                mustOk(set->pause(id.value()));
         }
         session = primary->openSession();
         mustOk(session->createCollection("app.c"));
@@ -126,11 +130,13 @@ TEST_CASE("replset: a {w:1} write is unseen by a majority read until a secondary
 }
 
 TEST_CASE("replset: reads outside a transaction follow the session's read concern") {
-    SetFixture f(2);
+    SetFixture f(2, true);
     auto reader = f.primary->openSession();
     reader->setReadConcern(ReadConcern::kMajority);
     // Nothing majority-committed yet: a majority read has no snapshot.
     CHECK(reader->get("app.c", "k").status().code() == StatusCode::kBusy);
+    mustOk(f.set->resume(1));
+    mustOk(f.set->resume(2));
     mustOk(f.write("k", "v0", WriteConcern::majorityOf()));
     mustOk(f.set->pause(1));
     mustOk(f.set->pause(2));
