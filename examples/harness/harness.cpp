@@ -105,7 +105,7 @@ bool listAppend(mvkv::Engine& engine) {
 }  // namespace
 
 int main() {
-    std::printf("harness: mvkv %s\n", mvkv::versionString());
+    std::printf("harness: mvkv %s\n", mvkv::buildStamp());
     auto opened = mvkv::Engine::open(mvkv::EngineOptions{});  // in memory
     if (!opened.ok()) {
         std::fprintf(stderr, "harness: open: %s\n", opened.status().toString().c_str());
