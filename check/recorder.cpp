@@ -38,14 +38,17 @@ std::string HistoryRecorder::formatLine(int64_t process, std::string_view type,
 
 Status HistoryRecorder::openFile(const std::string& path) {
     std::lock_guard lock(mu_);
+    if (file_.is_open())
+        return Status::IllegalOperation(fmt::format(
+            "the history is already written to {}: one file per recorder", path_));
     file_.open(path, std::ios::out | std::ios::trunc | std::ios::binary);
     if (!file_) {
         const int openErrno = errno;
-        file_.close();
         file_.clear();
         return Status::IOError(
             fmt::format("cannot open {} for writing: {}", path, std::strerror(openErrno)));
     }
+    path_ = path;
     file_ << text_;
     return Status::OK();
 }
@@ -77,9 +80,9 @@ Status HistoryRecorder::flush() {
         return Status::OK();
     file_.flush();
     if (!file_)
-        return Status::IOError(
-            "writing the history file failed (a full or read-only disk?): it may lack lines; "
-            "text() has them all");
+        return Status::IOError(fmt::format(
+            "writing the history to {} failed ({}): the file may lack lines; text() has them all",
+            path_, std::strerror(errno)));
     return Status::OK();
 }
 

@@ -262,6 +262,11 @@ TEST_CASE("the recorder's file has every line; IOError when it cannot be opened 
     rec.ok(0, {MicroOp::append(1, 10)});
     REQUIRE(rec.flush().ok());
     CHECK(readFile(path) == rec.text());
+    mvkv::Status again = rec.openFile(path + ".2");
+    CHECK(again.code() == StatusCode::kIllegalOperation);
+    CHECK(again.message() == "the history is already written to " + path +
+                                 ": one file per recorder");
+    CHECK_FALSE(std::filesystem::exists(path + ".2"));
     CHECK(types(mvkv::check::checkHistoryFile(path, Model::kSerializable)).empty());
     std::filesystem::remove(path);
 
@@ -281,6 +286,8 @@ TEST_CASE("the recorder's file has every line; IOError when it cannot be opened 
         full.invoke(0, {MicroOp::append(1, 10)});
         s = full.flush();
         CHECK(s.code() == StatusCode::kIOError);
+        CHECK(s.message().starts_with(
+            "writing the history to /dev/full failed (No space left on device)"));
         CHECK(full.text().find(R"(["append",1,10])") != std::string::npos);
     }
 }

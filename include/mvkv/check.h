@@ -19,6 +19,8 @@
 //   ...); the message begins with "line N: " and says what is wrong there.
 // - IOError: a file that cannot be read or written; the message names it
 //   and gives the system's reason.
+// - IllegalOperation: HistoryRecorder::openFile on a recorder that already
+//   writes to a file.
 // An anomaly is not an error: it is in the report of a checked history.
 #pragma once
 
@@ -126,7 +128,8 @@ class HistoryRecorder {
     HistoryRecorder() = default;
     /// Writes the history to `path` too (truncated): the lines so far at
     /// once, each later one as it is recorded. IOError when the file cannot
-    /// be opened for writing (then nothing is written to a file).
+    /// be opened for writing (then nothing is written to a file);
+    /// IllegalOperation when a file is already open (it stays the one).
     Status openFile(const std::string& path);
 
     void invoke(int64_t process, const std::vector<MicroOp>& ops) { record(process, "invoke", ops); }
@@ -155,6 +158,7 @@ class HistoryRecorder {
     std::string text_;
     uint64_t lines_ = 0;
     std::ofstream file_;
+    std::string path_;  // file_'s
 };
 
 }  // namespace mvkv::check
