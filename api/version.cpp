@@ -11,9 +11,8 @@
 
 #define MVKV_STR2(x) #x
 #define MVKV_STR(x) MVKV_STR2(x)
-#define MVKV_VERSION_TEXT                                                   \
-    MVKV_STR(MVKV_VERSION_MAJOR) "." MVKV_STR(MVKV_VERSION_MINOR) "." MVKV_STR( \
-        MVKV_VERSION_PATCH)
+#define MVKV_VERSION_TEXT \
+    MVKV_STR(MVKV_VERSION_MAJOR) "." MVKV_STR(MVKV_VERSION_MINOR) "." MVKV_STR(MVKV_VERSION_PATCH)
 
 namespace mvkv {
 

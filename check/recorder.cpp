@@ -39,8 +39,8 @@ std::string HistoryRecorder::formatLine(int64_t process, std::string_view type,
 Status HistoryRecorder::openFile(const std::string& path) {
     std::lock_guard lock(mu_);
     if (file_.is_open())
-        return Status::IllegalOperation(fmt::format(
-            "the history is already written to {}: one file per recorder", path_));
+        return Status::IllegalOperation(
+            fmt::format("the history is already written to {}: one file per recorder", path_));
     file_.open(path, std::ios::out | std::ios::trunc | std::ios::binary);
     if (!file_) {
         const int openErrno = errno;

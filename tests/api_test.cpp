@@ -122,9 +122,9 @@ TEST_CASE("api: decodeUtf8 gives each code point and its length; 0 where no sequ
                                               {1, 0xe9, 2},
                                               {3, 0x65e5, 3},
                                               {6, 0x1f600, 4},
-                                              {10, 0, 0},      // 0xff starts nothing
-                                              {11, 0, 0},      // truncated at the end
-                                              {2, 0, 0}}) {    // a continuation byte
+                                              {10, 0, 0},    // 0xff starts nothing
+                                              {11, 0, 0},    // truncated at the end
+                                              {2, 0, 0}}) {  // a continuation byte
         CAPTURE(step.pos);
         const mvkv::CodePoint cp = mvkv::decodeUtf8(s, step.pos);
         CHECK(cp.length == step.length);
