@@ -3,22 +3,13 @@
 #include "api/impl.h"
 #include "engine/namespace.h"
 #include "lockmgr/lock_mode.h"
-#include "mvkv/version.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-#define MVKV_STR2(x) #x
-#define MVKV_STR(x) MVKV_STR2(x)
-
 namespace mvkv {
-
-const char* versionString() {
-    return MVKV_STR(MVKV_VERSION_MAJOR) "." MVKV_STR(MVKV_VERSION_MINOR) "." MVKV_STR(
-        MVKV_VERSION_PATCH);
-}
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 

@@ -61,7 +61,7 @@
 #include "bench/store.h"
 #include "bench/sysinfo.h"
 #include "bench/workload.h"
-#include "util/version.h"
+#include "mvkv/version.h"
 
 namespace mvkv::bench {
 namespace {
@@ -76,8 +76,13 @@ std::string joinInts(const std::vector<int>& v) {
     return out;
 }
 
+/// What --version prints and the header's first line.
+std::string versionLine() {
+    return fmt::format("mvkv-bench {}", buildStamp());
+}
+
 void printHeader(const MachineInfo& info, const BenchConfig& config) {
-    fmt::print("{}\n", versionLine("mvkv-bench"));
+    fmt::print("{}\n", versionLine());
     fmt::print("Date:       {}\n", info.date);
     fmt::print("CPU:        {} * {}\n", info.cpus, info.cpuModel);
     if (!info.cpuCache.empty())
@@ -189,7 +194,7 @@ int run(int argc, char** argv) {
     app.add_option("--json", jsonPath, "Also write the results to FILE as JSON")->type_name("FILE");
     app.add_option("--csv", csvPath, "Also write the results to FILE as CSV")->type_name("FILE");
     app.add_flag("--list", list, "List the workloads and their cases, then exit");
-    app.set_version_flag("--version", versionLine("mvkv-bench"),
+    app.set_version_flag("--version", versionLine(),
                          "Print the version, git revision and build type, then exit");
     try {
         app.parse(argc, argv);
@@ -322,7 +327,7 @@ int run(int argc, char** argv) {
             command += (i > 0 ? " " : "") + std::string(argv[i]);
         nlohmann::ordered_json doc = {
             {"tool", "mvkv-bench"},
-            {"version", std::string(version())},
+            {"version", std::string(versionString())},
             {"git_revision", std::string(gitRevision())},
             {"build_type", std::string(buildType())},
             {"command", command},

@@ -123,20 +123,22 @@ ResultRow runCase(const BenchConfig& config, std::string_view caseName, int thre
         std::filesystem::remove_all(dir);
 
     ResultRow row = toRow(kWorkload, caseName, threads, m);
-    check::CheckOutcome outcome =
+    const auto checked =
         check::checkHistory(shared.recorder.text(), check::Model::kSnapshotIsolation);
-    if (!outcome.ok())
-        throw std::runtime_error("the recorded history does not parse: " + outcome.error);
+    if (!checked.ok())
+        throw std::runtime_error("the recorded history cannot be checked: " +
+                                 checked.status().toString());
+    const check::CheckReport& report = checked.value();
     size_t forbidden = 0;
-    for (const check::Anomaly& a : outcome.report.anomalies)
+    for (const check::Anomaly& a : report.anomalies)
         forbidden += a.forbidden;
-    row.setMetric("txns", double(outcome.report.transactions));
+    row.setMetric("txns", double(report.transactions));
     row.setMetric("conflicts", double(conflicts.load()));
-    row.setMetric("anomalies", double(outcome.report.anomalies.size()));
+    row.setMetric("anomalies", double(report.anomalies.size()));
     row.setMetric("forbidden", double(forbidden));
     row.setMetric("checkpoints", double(checkpoints.load()));
     if (forbidden > 0 && row.error.empty())
-        row.error = "isolation anomalies: " + outcome.report.toText();
+        row.error = "isolation anomalies: " + report.toText();
     return row;
 }
 

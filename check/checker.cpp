@@ -5,10 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,27 +30,25 @@ class Checker {
     Checker(const History& history, Model model)
         : h_(history), model_(model), graph_(history.txns.size()) {}
 
-    CheckOutcome run() {
-        CheckOutcome outcome;
-        outcome.report.model = model_;
-        outcome.report.operations = h_.operations;
-        outcome.report.transactions = h_.txns.size();
+    StatusWith<CheckReport> run() {
+        CheckReport report;
+        report.model = model_;
+        report.operations = h_.operations;
+        report.transactions = h_.txns.size();
         for (const Transaction& t : h_.txns) {
-            outcome.report.committed += t.status == TxnStatus::kOk;
-            outcome.report.failed += t.status == TxnStatus::kFail;
-            outcome.report.indeterminate += t.status == TxnStatus::kInfo;
+            report.committed += t.status == TxnStatus::kOk;
+            report.failed += t.status == TxnStatus::kFail;
+            report.indeterminate += t.status == TxnStatus::kInfo;
         }
-        if (std::string why = indexWrites(&outcome.errorLine); !why.empty()) {
-            outcome.error = std::move(why);
-            return outcome;
-        }
+        if (Status s = indexWrites(); !s.ok())
+            return s;
         if (h_.listAppend)
             listAppend();
         else
             registers();
         cycles();
-        outcome.report.anomalies = std::move(anomalies_);
-        return outcome;
+        report.anomalies = std::move(anomalies_);
+        return report;
     }
 
   private:
@@ -69,7 +68,7 @@ class Checker {
     }
 
     // Every written (key, value) -> its writer; values must be unique per key.
-    std::string indexWrites(uint64_t* line) {
+    Status indexWrites() {
         for (uint32_t t = 0; t < h_.txns.size(); ++t) {
             const Transaction& tx = txn(t);
             for (uint32_t o = 0; o < tx.ops.size(); ++o) {
@@ -77,17 +76,15 @@ class Checker {
                 if (op.kind == Op::Kind::kRead)
                     continue;
                 auto [it, inserted] = writers_[op.key].try_emplace(op.value, WriteRef{t, o});
-                if (!inserted) {
-                    *line = tx.line;
-                    return fmt::format(
-                        "value {} is written to key {} twice (lines {} and {}): the checker "
-                        "needs every value written to a key to be unique",
-                        op.value, op.key, txn(it->second.txn).line, tx.line);
-                }
+                if (!inserted)
+                    return Status::InvalidArgument(fmt::format(
+                        "line {}: value {} is written to key {} twice (lines {} and {}): the "
+                        "checker needs every value written to a key to be unique",
+                        tx.line, op.value, op.key, txn(it->second.txn).line, tx.line));
                 lastWrite_[{op.key, t}] = o;
             }
         }
-        return {};
+        return Status::OK();
     }
 
     const WriteRef* writerOf(const std::string& key, const std::string& value) const {
@@ -411,33 +408,34 @@ bool forbids(Model model, AnomalyType type) {
     return !(model == Model::kSnapshotIsolation && type == AnomalyType::kG2Item);
 }
 
-CheckOutcome checkHistory(std::string_view historyText, Model model) {
+StatusWith<CheckReport> checkHistory(std::string_view historyText, Model model) {
     History history;
     ParseError err = parseHistory(historyText, &history);
-    if (!err.message.empty()) {
-        CheckOutcome outcome;
-        outcome.error = fmt::format("line {}: {}", err.line, err.message);
-        outcome.errorLine = err.line;
-        return outcome;
-    }
+    if (!err.message.empty())
+        return Status::InvalidArgument(fmt::format("line {}: {}", err.line, err.message));
     std::sort(history.txns.begin(), history.txns.end(),
               [](const Transaction& a, const Transaction& b) { return a.line < b.line; });
-    CheckOutcome outcome = Checker(history, model).run();
-    if (!outcome.ok())
-        outcome.error = fmt::format("line {}: {}", outcome.errorLine, outcome.error);
-    return outcome;
+    return Checker(history, model).run();
 }
 
-CheckOutcome checkHistoryFile(const std::string& path, Model model) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        CheckOutcome outcome;
-        outcome.error = fmt::format("cannot read {}", path);
-        return outcome;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return checkHistory(text.str(), model);
+StatusWith<CheckReport> checkHistoryFile(const std::string& path, Model model) {
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr)
+        return Status::IOError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    std::string text;
+    char buffer[1 << 16];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;)
+        text.append(buffer, n);
+    const bool failed = std::ferror(file) != 0;
+    const int readErrno = errno;
+    std::fclose(file);
+    if (failed)
+        return Status::IOError(fmt::format("cannot read {}: {}", path, std::strerror(readErrno)));
+    StatusWith<CheckReport> checked = checkHistory(text, model);
+    if (!checked.ok())  // name the file too: a caller may check several
+        return Status(checked.status().code(),
+                      fmt::format("{}: {}", path, checked.status().message()));
+    return checked;
 }
 
 }  // namespace mvkv::check

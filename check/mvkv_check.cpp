@@ -4,8 +4,8 @@
 //   mvkv-check [--model snapshot-isolation|serializable] [--json] HISTORY_FILE
 //
 // Exit status: 0 when no anomaly is forbidden by the model, 1 when some is,
-// 2 on bad usage or a history that cannot be read (the message says which
-// line and why).
+// 2 on bad usage or a history that cannot be read or checked (the message
+// names the file, and the line and why, or the system's reason).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -61,14 +61,15 @@ int main(int argc, char** argv) {
     }
     if (path.empty())
         return usage("no history file given");
-    mvkv::check::CheckOutcome outcome = mvkv::check::checkHistoryFile(path, model);
-    if (!outcome.ok()) {
-        fmt::print(stderr, "mvkv-check: {}: {}\n", path, outcome.error);
+    const auto checked = mvkv::check::checkHistoryFile(path, model);
+    if (!checked.ok()) {
+        fmt::print(stderr, "mvkv-check: {}\n", checked.status().message());
         return 2;
     }
+    const mvkv::check::CheckReport& report = checked.value();
     if (json)
-        fmt::print("{}\n", outcome.report.toJson());
+        fmt::print("{}\n", report.toJson());
     else
-        fmt::print("{}", outcome.report.toText());
-    return outcome.report.valid() ? 0 : 1;
+        fmt::print("{}", report.toText());
+    return report.valid() ? 0 : 1;
 }

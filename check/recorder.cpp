@@ -1,5 +1,9 @@
 // HistoryRecorder: JSON lines as checkHistory() reads them.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
 
 #include "mvkv/check.h"
 
@@ -32,13 +36,21 @@ std::string HistoryRecorder::formatLine(int64_t process, std::string_view type,
     return line.dump();
 }
 
-std::string HistoryRecorder::openFile(const std::string& path) {
+Status HistoryRecorder::openFile(const std::string& path) {
     std::lock_guard lock(mu_);
+    if (file_.is_open())
+        return Status::IllegalOperation(
+            fmt::format("the history is already written to {}: one file per recorder", path_));
     file_.open(path, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file_)
-        return "cannot open " + path + " for writing";
+    if (!file_) {
+        const int openErrno = errno;
+        file_.clear();
+        return Status::IOError(
+            fmt::format("cannot open {} for writing: {}", path, std::strerror(openErrno)));
+    }
+    path_ = path;
     file_ << text_;
-    return {};
+    return Status::OK();
 }
 
 void HistoryRecorder::record(int64_t process, std::string_view type,
@@ -62,12 +74,16 @@ uint64_t HistoryRecorder::lines() const {
     return lines_;
 }
 
-std::string HistoryRecorder::flush() {
+Status HistoryRecorder::flush() {
     std::lock_guard lock(mu_);
     if (!file_.is_open())
-        return {};
+        return Status::OK();
     file_.flush();
-    return file_ ? std::string() : std::string("writing the history file failed");
+    if (!file_)
+        return Status::IOError(fmt::format(
+            "writing the history to {} failed ({}): the file may lack lines; text() has them all",
+            path_, std::strerror(errno)));
+    return Status::OK();
 }
 
 }  // namespace mvkv::check

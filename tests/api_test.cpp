@@ -11,11 +11,13 @@
 
 #include <atomic>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
+using namespace std::string_literals;
 
 namespace {
 
@@ -56,6 +58,87 @@ TEST_CASE("api: the version macros, the library and meson's project version agre
                                std::to_string(MVKV_VERSION_PATCH);
     CHECK(macros == mvkv::versionString());
     CHECK(macros == MVKV_PROJECT_VERSION);  // bump include/mvkv/version.h with meson.build
+}
+
+TEST_CASE("api: isValidUtf8 is strict UTF-8 (RFC 3629), the rule names are held to") {
+    struct Case {
+        std::string bytes;
+        bool valid;
+        const char* what;
+    };
+    const std::vector<Case> cases = {
+        {"", true, "empty"},
+        {"abc", true, "ASCII"},
+        {"\0\x01\x7f"s, true, "NUL and controls"},
+        {"\xc2\x80", true, "U+0080, the smallest 2-byte"},
+        {"caf\xc3\xa9", true, "2-byte"},
+        {"\xdf\xbf", true, "U+07FF"},
+        {"\xe0\xa0\x80", true, "U+0800, the smallest 3-byte"},
+        {"\xe6\x97\xa5\xe6\x9c\xac", true, "3-byte"},
+        {"\xed\x9f\xbf", true, "U+D7FF, below the surrogates"},
+        {"\xee\x80\x80", true, "U+E000, above the surrogates"},
+        {"\xef\xbf\xbf", true, "U+FFFF"},
+        {"\xf0\x90\x80\x80", true, "U+10000, the smallest 4-byte"},
+        {"\xf0\x9f\x98\x80", true, "emoji"},
+        {"\xf4\x8f\xbf\xbf", true, "U+10FFFF, the largest"},
+        {"\x80", false, "lone continuation byte"},
+        {"a\xbf", false, "continuation byte after ASCII"},
+        {"\xc0\x80", false, "overlong NUL"},
+        {"\xc1\xbf", false, "overlong 2-byte"},
+        {"\xe0\x80\xaf", false, "overlong 3-byte '/'"},
+        {"\xe0\x9f\xbf", false, "overlong U+07FF"},
+        {"\xf0\x8f\xbf\xbf", false, "overlong U+FFFF"},
+        {"\xed\xa0\x80", false, "surrogate U+D800"},
+        {"\xed\xbf\xbf", false, "surrogate U+DFFF"},
+        {"\xed\xa0\xbd\xed\xb8\x80", false, "surrogate pair (CESU-8)"},
+        {"\xf4\x90\x80\x80", false, "U+110000"},
+        {"\xf5\x80\x80\x80", false, "lead byte 0xf5"},
+        {"\xf8\x88\x80\x80\x80", false, "5-byte form"},
+        {"\xff", false, "0xff"},
+        {"\xfe", false, "0xfe"},
+        {"\xc3", false, "truncated 2-byte"},
+        {"\xe6\x97", false, "truncated 3-byte"},
+        {"\xf0\x9f\x98", false, "truncated 4-byte"},
+        {"\xe6\x97"
+         "a",
+         false, "3-byte cut by ASCII"},
+        {"\xc3\xc3\xa9", false, "lead byte in place of a continuation"},
+        {"ok\xf0\x9f\x98\x80\xff", false, "valid then invalid"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.what);
+        CHECK(mvkv::isValidUtf8(c.bytes) == c.valid);
+    }
+}
+
+TEST_CASE("api: decodeUtf8 gives each code point and its length; 0 where no sequence starts") {
+    const std::string s = "a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\xff\xc3";
+    struct Step {
+        size_t pos;
+        uint32_t value;
+        size_t length;
+    };
+    for (const Step& step : std::vector<Step>{{0, 'a', 1},
+                                              {1, 0xe9, 2},
+                                              {3, 0x65e5, 3},
+                                              {6, 0x1f600, 4},
+                                              {10, 0, 0},    // 0xff starts nothing
+                                              {11, 0, 0},    // truncated at the end
+                                              {2, 0, 0}}) {  // a continuation byte
+        CAPTURE(step.pos);
+        const mvkv::CodePoint cp = mvkv::decodeUtf8(s, step.pos);
+        CHECK(cp.length == step.length);
+        if (cp.length != 0)
+            CHECK(cp.value == step.value);
+    }
+}
+
+TEST_CASE("api: the build stamp is the version, the git revision and the build type") {
+    const std::string revision = mvkv::gitRevision();
+    CHECK(std::regex_match(revision, std::regex("[0-9a-f]{7,40}(-dirty)?|unknown")));
+    CHECK(std::string(mvkv::buildType()) == MVKV_EXPECTED_BUILD_TYPE);
+    CHECK(std::string(mvkv::buildStamp()) == std::string(mvkv::versionString()) + " (git " +
+                                                 revision + ", " + mvkv::buildType() + ")");
 }
 
 TEST_CASE("api: commit returns its timestamp; a read-only commit returns none") {

@@ -64,7 +64,12 @@ TEST_CASE("mvkv-check: exit status by model, --json, bad input") {
     std::string bad = writeHistory("bad.jsonl", std::string(kWriteSkew) + "{oops\n");
     Result b = runCheck(bad);
     CHECK(b.code == 2);
-    CHECK(b.out.find("line 7") != std::string::npos);
+    CHECK(b.out.find("mvkv-check: " + bad + ": line 7: ") != std::string::npos);
+    Result missing = runCheck("/nonexistent/history.jsonl");
+    CHECK(missing.code == 2);
+    CHECK(missing.out.find(
+              "mvkv-check: cannot read /nonexistent/history.jsonl: No such file or directory") !=
+          std::string::npos);
     CHECK(runCheck("--model linearizable " + path).code == 2);
     CHECK(runCheck("").code == 2);
     std::filesystem::remove(path);

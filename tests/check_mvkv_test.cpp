@@ -33,9 +33,9 @@ std::unique_ptr<mvkv::engine::Engine> openEngine() {
     return engine;
 }
 
-std::string forbiddenText(const mvkv::check::CheckOutcome& outcome) {
-    REQUIRE_MESSAGE(outcome.ok(), outcome.error);
-    return outcome.report.toText();
+std::string forbiddenText(const mvkv::StatusWith<mvkv::check::CheckReport>& outcome) {
+    REQUIRE_MESSAGE(outcome.ok(), outcome.status().toString());
+    return outcome.value().toText();
 }
 
 }  // namespace
@@ -96,10 +96,10 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
     auto outcome = mvkv::check::checkHistory(recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
-    CHECK(outcome.report.transactions == 2000);
-    CHECK(outcome.report.committed == committed.load());
+    CHECK(outcome.value().transactions == 2000);
+    CHECK(outcome.value().committed == committed.load());
     CHECK(committed.load() > 600);
-    CHECK(outcome.report.valid());
+    CHECK(outcome.value().valid());
 }
 
 TEST_CASE("reads from an older snapshot than the transaction's are caught") {
@@ -130,9 +130,9 @@ TEST_CASE("reads from an older snapshot than the transaction's are caught") {
     auto outcome = mvkv::check::checkHistory(recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
-    CHECK_FALSE(outcome.report.valid());
-    REQUIRE(outcome.report.anomalies.size() == 1);
-    CHECK(outcome.report.anomalies[0].type == mvkv::check::AnomalyType::kGSingle);
+    CHECK_FALSE(outcome.value().valid());
+    REQUIRE(outcome.value().anomalies.size() == 1);
+    CHECK(outcome.value().anomalies[0].type == mvkv::check::AnomalyType::kGSingle);
 }
 
 TEST_CASE("the failpoint readIgnoresSnapshot breaks isolation, and the checker catches it") {
@@ -164,7 +164,7 @@ TEST_CASE("the failpoint readIgnoresSnapshot breaks isolation, and the checker c
     auto outcome = mvkv::check::checkHistory(recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
-    CHECK_FALSE(outcome.report.valid());
-    REQUIRE(outcome.report.anomalies.size() == 1);
-    CHECK(outcome.report.anomalies[0].type == mvkv::check::AnomalyType::kGSingle);
+    CHECK_FALSE(outcome.value().valid());
+    REQUIRE(outcome.value().anomalies.size() == 1);
+    CHECK(outcome.value().anomalies[0].type == mvkv::check::AnomalyType::kGSingle);
 }

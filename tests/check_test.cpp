@@ -1,19 +1,25 @@
 // The isolation checker (check/, include/mvkv/check.h): hand-made histories
 // with each anomaly are reported as exactly that anomaly; valid snapshot
-// isolation histories pass; bad input says which line and why; the
-// recorder writes what the checker reads.
+// isolation histories pass; bad input is InvalidArgument naming the line
+// and what is wrong, an unreadable or unwritable file IOError; the recorder
+// writes what the checker reads.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "mvkv/check.h"
 
+using mvkv::StatusCode;
 using mvkv::check::AnomalyType;
 using mvkv::check::checkHistory;
-using mvkv::check::CheckOutcome;
 using mvkv::check::Model;
+using Checked = mvkv::StatusWith<mvkv::check::CheckReport>;
 
 namespace {
 
@@ -33,20 +39,20 @@ std::string txn(int process, const std::string& type, const std::string& ops) {
            "\n";
 }
 
-std::vector<AnomalyType> types(const CheckOutcome& outcome) {
-    REQUIRE_MESSAGE(outcome.ok(), outcome.error);
+std::vector<AnomalyType> types(const Checked& outcome) {
+    REQUIRE_MESSAGE(outcome.ok(), outcome.status().toString());
     std::vector<AnomalyType> out;
-    for (const auto& a : outcome.report.anomalies)
+    for (const auto& a : outcome.value().anomalies)
         out.push_back(a.type);
     return out;
 }
 
 void expectOnly(const std::string& history, AnomalyType type) {
-    CheckOutcome outcome = checkHistory(history, Model::kSerializable);
-    INFO(outcome.report.toText());
+    Checked outcome = checkHistory(history, Model::kSerializable);
+    INFO(outcome.value().toText());
     CHECK(types(outcome) == std::vector<AnomalyType>{type});
-    CHECK_FALSE(outcome.report.valid());
-    CHECK_FALSE(outcome.report.anomalies.at(0).explanation.empty());
+    CHECK_FALSE(outcome.value().valid());
+    CHECK_FALSE(outcome.value().anomalies.at(0).explanation.empty());
 }
 
 }  // namespace
@@ -56,11 +62,11 @@ TEST_CASE("a serial list-append history has no anomaly") {
                     txn(1, "ok", R"([["r",1,[1]],["append",1,2],["append",2,3]])") +
                     txn(0, "ok", R"([["r",1,[1,2]],["r",2,[3]]])");
     for (Model model : {Model::kSnapshotIsolation, Model::kSerializable}) {
-        CheckOutcome outcome = checkHistory(h, model);
+        Checked outcome = checkHistory(h, model);
         CHECK(types(outcome).empty());
-        CHECK(outcome.report.valid());
-        CHECK(outcome.report.transactions == 3);
-        CHECK(outcome.report.committed == 3);
+        CHECK(outcome.value().valid());
+        CHECK(outcome.value().transactions == 3);
+        CHECK(outcome.value().committed == 3);
     }
 }
 
@@ -74,23 +80,23 @@ TEST_CASE("G0: a cycle of ww edges only") {
 TEST_CASE("G1a: a read of a failed transaction's append") {
     std::string h = txn(0, "fail", R"([["append",1,1]])") + txn(1, "ok", R"([["r",1,[1]]])");
     expectOnly(h, AnomalyType::kG1a);
-    CheckOutcome outcome = checkHistory(h, Model::kSnapshotIsolation);
-    CHECK(outcome.report.anomalies.at(0).lines == std::vector<uint64_t>{2, 4});
-    CHECK(outcome.report.anomalies.at(0).explanation.find("failed") != std::string::npos);
+    Checked outcome = checkHistory(h, Model::kSnapshotIsolation);
+    CHECK(outcome.value().anomalies.at(0).lines == std::vector<uint64_t>{2, 4});
+    CHECK(outcome.value().anomalies.at(0).explanation.find("failed") != std::string::npos);
 }
 
 TEST_CASE("an info transaction's write may be read: no G1a") {
     std::string h = txn(0, "info", R"([["append",1,1]])") + txn(1, "ok", R"([["r",1,[1]]])");
-    CheckOutcome outcome = checkHistory(h, Model::kSerializable);
+    Checked outcome = checkHistory(h, Model::kSerializable);
     CHECK(types(outcome).empty());
-    CHECK(outcome.report.indeterminate == 1);
+    CHECK(outcome.value().indeterminate == 1);
     // An invoke never completed is indeterminate too.
     std::string open = R"({"process":5,"type":"invoke","f":"txn","value":[["append",1,1]]})"
                        "\n" +
                        txn(1, "ok", R"([["r",1,[1]]])");
     outcome = checkHistory(open, Model::kSerializable);
     CHECK(types(outcome).empty());
-    CHECK(outcome.report.indeterminate == 1);
+    CHECK(outcome.value().indeterminate == 1);
 }
 
 TEST_CASE("G1b: a read of an intermediate value") {
@@ -110,9 +116,9 @@ TEST_CASE("G-single: read skew") {
                     txn(1, "ok", R"([["r","x",[]],["r","y",[1]]])") +
                     txn(2, "ok", R"([["r","x",[1]]])");
     expectOnly(h, AnomalyType::kGSingle);
-    CheckOutcome outcome = checkHistory(h, Model::kSnapshotIsolation);
-    CHECK_FALSE(outcome.report.valid());  // forbidden under snapshot isolation too
-    const std::string& why = outcome.report.anomalies.at(0).explanation;
+    Checked outcome = checkHistory(h, Model::kSnapshotIsolation);
+    CHECK_FALSE(outcome.value().valid());  // forbidden under snapshot isolation too
+    const std::string& why = outcome.value().anomalies.at(0).explanation;
     CHECK(why.find("(rw)") != std::string::npos);
     CHECK(why.find("(wr)") != std::string::npos);
     CHECK(why.find("T2") != std::string::npos);
@@ -123,14 +129,14 @@ TEST_CASE("write skew (G2-item) is allowed under snapshot isolation, not seriali
     std::string h = txn(0, "ok", R"([["r","x",[]],["r","y",[]],["append","x",1]])") +
                     txn(1, "ok", R"([["r","x",[]],["r","y",[]],["append","y",2]])") +
                     txn(2, "ok", R"([["r","x",[1]],["r","y",[2]]])");
-    CheckOutcome si = checkHistory(h, Model::kSnapshotIsolation);
+    Checked si = checkHistory(h, Model::kSnapshotIsolation);
     CHECK(types(si) == std::vector<AnomalyType>{AnomalyType::kG2Item});
-    CHECK(si.report.valid());
-    CHECK_FALSE(si.report.anomalies.at(0).forbidden);
-    CHECK(si.report.toText().find("allowed under snapshot-isolation") != std::string::npos);
-    CheckOutcome ser = checkHistory(h, Model::kSerializable);
+    CHECK(si.value().valid());
+    CHECK_FALSE(si.value().anomalies.at(0).forbidden);
+    CHECK(si.value().toText().find("allowed under snapshot-isolation") != std::string::npos);
+    Checked ser = checkHistory(h, Model::kSerializable);
     CHECK(types(ser) == std::vector<AnomalyType>{AnomalyType::kG2Item});
-    CHECK_FALSE(ser.report.valid());
+    CHECK_FALSE(ser.value().valid());
 }
 
 TEST_CASE("lost update") {
@@ -170,30 +176,59 @@ TEST_CASE("read-write registers: a valid history, G-single and G1a") {
                AnomalyType::kLostUpdate);
 }
 
-TEST_CASE("bad input names the line and what is wrong") {
+std::string tempPath(const std::string& name) {
+    return (std::filesystem::temp_directory_path() /
+            ("mvkv-check-test-" + std::to_string(::getpid()) + "-" + name))
+        .string();
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST_CASE("bad input is InvalidArgument naming the line and what is wrong") {
     auto error = [](const std::string& h) {
-        CheckOutcome outcome = checkHistory(h, Model::kSnapshotIsolation);
-        CHECK_FALSE(outcome.ok());
-        return outcome;
+        Checked outcome = checkHistory(h, Model::kSnapshotIsolation);
+        CHECK(outcome.status().code() == StatusCode::kInvalidArgument);
+        return outcome.status().message();
     };
     std::string good = txn(0, "ok", R"([["append",1,1]])");
-    CheckOutcome o = error(good + "{not json\n");
-    CHECK(o.errorLine == 3);
-    CHECK(o.error.find("line 3") != std::string::npos);
-    o = error(good + R"({"process":0,"type":"done","value":[]})" + "\n");
-    CHECK(o.error.find("unknown type") != std::string::npos);
-    o = error(R"({"process":0,"type":"ok","value":[["append",1,1]]})" "\n");
-    CHECK(o.errorLine == 1);
-    CHECK(o.error.find("no invoke") != std::string::npos);
-    o = error(R"({"process":0,"type":"invoke","value":[["cas",1,1]]})" "\n" +
+    std::string m = error(good + "{not json\n");
+    CHECK(m.starts_with("line 3: "));
+    m = error(good + R"({"process":0,"type":"done","value":[]})" + "\n");
+    CHECK(m.starts_with("line 3: "));
+    CHECK(m.find("unknown type") != std::string::npos);
+    m = error(R"({"process":0,"type":"ok","value":[["append",1,1]]})" "\n");
+    CHECK(m.starts_with("line 1: "));
+    CHECK(m.find("no invoke") != std::string::npos);
+    m = error(R"({"process":0,"type":"invoke","value":[["cas",1,1]]})" "\n" +
               std::string(R"({"process":0,"type":"ok","value":[["cas",1,1]]})") + "\n");
-    CHECK(o.error.find("unknown f") != std::string::npos);
-    o = error(good + txn(1, "ok", R"([["append",1,1]])"));
-    CHECK(o.error.find("twice") != std::string::npos);
-    o = error(good + txn(1, "ok", R"([["w",2,1]])"));
-    CHECK(o.error.find("mixes") != std::string::npos);
-    CHECK(mvkv::check::checkHistoryFile("/nonexistent/history.jsonl", Model::kSerializable)
-              .error.find("cannot read") != std::string::npos);
+    CHECK(m.find("unknown f") != std::string::npos);
+    m = error(good + txn(1, "ok", R"([["append",1,1]])"));
+    CHECK(m.starts_with("line 4: value 1 is written to key 1 twice (lines 2 and 4)"));
+    m = error(good + txn(1, "ok", R"([["w",2,1]])"));
+    CHECK(m.find("mixes") != std::string::npos);
+}
+
+TEST_CASE("checkHistoryFile: IOError for an unreadable file; bad input names the file and line") {
+    Checked missing =
+        mvkv::check::checkHistoryFile("/nonexistent/history.jsonl", Model::kSerializable);
+    CHECK(missing.status().code() == StatusCode::kIOError);
+    CHECK(missing.status().message() ==
+          "cannot read /nonexistent/history.jsonl: No such file or directory");
+    Checked directory = mvkv::check::checkHistoryFile("/", Model::kSerializable);
+    CHECK(directory.status().code() == StatusCode::kIOError);
+    CHECK(directory.status().message() == "cannot read /: Is a directory");
+
+    const std::string path = tempPath("bad.jsonl");
+    std::ofstream(path, std::ios::binary) << txn(0, "ok", R"([["append",1,1]])") << "{oops\n";
+    Checked bad = mvkv::check::checkHistoryFile(path, Model::kSerializable);
+    CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+    CHECK(bad.status().message().starts_with(path + ": line 3: "));
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("the recorder writes what the checker reads") {
@@ -212,10 +247,49 @@ TEST_CASE("the recorder writes what the checker reads") {
     CHECK(rec.lines() == 6);
     CHECK(rec.text().find(R"({"f":"txn","process":0,"type":"invoke","value":[["append",1,10],["r",2,null]]})") !=
           std::string::npos);
-    CheckOutcome outcome = checkHistory(rec.text(), Model::kSerializable);
+    Checked outcome = checkHistory(rec.text(), Model::kSerializable);
     CHECK(types(outcome).empty());
-    CHECK(outcome.report.committed == 2);
-    CHECK(outcome.report.failed == 1);
+    CHECK(outcome.value().committed == 2);
+    CHECK(outcome.value().failed == 1);
+}
+
+TEST_CASE("the recorder's file has every line; IOError when it cannot be opened or written") {
+    using mvkv::check::MicroOp;
+    const std::string path = tempPath("recorded.jsonl");
+    mvkv::check::HistoryRecorder rec;
+    rec.invoke(0, {MicroOp::append(1, 10)});
+    REQUIRE(rec.openFile(path).ok());  // the line so far, then each new one
+    rec.ok(0, {MicroOp::append(1, 10)});
+    REQUIRE(rec.flush().ok());
+    CHECK(readFile(path) == rec.text());
+    mvkv::Status again = rec.openFile(path + ".2");
+    CHECK(again.code() == StatusCode::kIllegalOperation);
+    CHECK(again.message() == "the history is already written to " + path +
+                                 ": one file per recorder");
+    CHECK_FALSE(std::filesystem::exists(path + ".2"));
+    CHECK(types(mvkv::check::checkHistoryFile(path, Model::kSerializable)).empty());
+    std::filesystem::remove(path);
+
+    mvkv::check::HistoryRecorder unopened;
+    mvkv::Status s = unopened.openFile("/nonexistent/dir/history.jsonl");
+    CHECK(s.code() == StatusCode::kIOError);
+    CHECK(s.message() ==
+          "cannot open /nonexistent/dir/history.jsonl for writing: No such file or directory");
+    unopened.invoke(0, {MicroOp::append(1, 10)});
+    CHECK(unopened.flush().ok());  // no file: nothing to flush
+    CHECK(unopened.lines() == 1);
+
+    // /dev/full takes the open and refuses every write (ENOSPC).
+    if (std::filesystem::exists("/dev/full")) {
+        mvkv::check::HistoryRecorder full;
+        REQUIRE(full.openFile("/dev/full").ok());
+        full.invoke(0, {MicroOp::append(1, 10)});
+        s = full.flush();
+        CHECK(s.code() == StatusCode::kIOError);
+        CHECK(s.message().starts_with(
+            "writing the history to /dev/full failed (No space left on device)"));
+        CHECK(full.text().find(R"(["append",1,10])") != std::string::npos);
+    }
 }
 
 TEST_CASE("a long history checks quickly and finds a planted anomaly") {
@@ -244,7 +318,7 @@ TEST_CASE("a long history checks quickly and finds a planted anomaly") {
              nlohmann::json::array({{"r", 0, nlohmann::json(old0)}, {"r", 1, nlohmann::json(lists[1])}})
                  .dump());
     h += txn(10, "ok", nlohmann::json::array({{"r", 0, nlohmann::json(lists[0])}}).dump());
-    CheckOutcome outcome = checkHistory(h, Model::kSnapshotIsolation);
-    INFO(outcome.report.toText());
+    Checked outcome = checkHistory(h, Model::kSnapshotIsolation);
+    INFO(outcome.value().toText());
     CHECK(types(outcome) == std::vector<AnomalyType>{AnomalyType::kGSingle});
 }

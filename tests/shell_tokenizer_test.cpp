@@ -1,6 +1,6 @@
 // The shell's input and output of byte strings: splitLine (tokenizer.h) on
 // words, quotes, escapes, `;`, comments, every error with its column, random
-// garbage and 1 MB lines; and bytes.h: UTF-8 validity, the lossless JSON form
+// garbage and 1 MB lines; and bytes.h: the lossless JSON form
 // and the human display form (which the tokenizer reads back when it has no
 // escapes). Randomized cases print their seed; MVKV_TEST_SEED=<n> replays one.
 #include <doctest/doctest.h>
@@ -11,16 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "mvkv/utf8.h"
 #include "tests/status_check.h"
 #include "tools/shell/bytes.h"
 #include "tools/shell/tokenizer.h"
 
+using mvkv::isValidUtf8;
 using mvkv::StatusCode;
 using mvkv::tools::bytesFromJson;
 using mvkv::tools::bytesToJson;
 using mvkv::tools::Command;
 using mvkv::tools::displayBytes;
-using mvkv::tools::isValidUtf8;
 using mvkv::tools::splitLine;
 using mvkv::tools::Token;
 using json = nlohmann::ordered_json;
@@ -286,59 +287,6 @@ TEST_CASE("splitLine: 1 MB lines") {
     CHECK(splitError(body + " \"\\" + body + "\"") == "unknown escape \\x at column " +
                                                           std::to_string(mb + 3) +
                                                           "; inside quotes use \\\" or \\\\");
-}
-
-// ---- isValidUtf8 ----
-
-TEST_CASE("isValidUtf8: strict UTF-8") {
-    struct Case {
-        std::string bytes;
-        bool valid;
-        const char* what;
-    };
-    const std::vector<Case> cases = {
-        {"", true, "empty"},
-        {"abc", true, "ASCII"},
-        {"\0\x01\x7f"s, true, "NUL and controls"},
-        {"\xc2\x80", true, "U+0080, the smallest 2-byte"},
-        {"caf\xc3\xa9", true, "2-byte"},
-        {"\xdf\xbf", true, "U+07FF"},
-        {"\xe0\xa0\x80", true, "U+0800, the smallest 3-byte"},
-        {"\xe6\x97\xa5\xe6\x9c\xac", true, "3-byte"},
-        {"\xed\x9f\xbf", true, "U+D7FF, below the surrogates"},
-        {"\xee\x80\x80", true, "U+E000, above the surrogates"},
-        {"\xef\xbf\xbf", true, "U+FFFF"},
-        {"\xf0\x90\x80\x80", true, "U+10000, the smallest 4-byte"},
-        {"\xf0\x9f\x98\x80", true, "emoji"},
-        {"\xf4\x8f\xbf\xbf", true, "U+10FFFF, the largest"},
-        {"\x80", false, "lone continuation byte"},
-        {"a\xbf", false, "continuation byte after ASCII"},
-        {"\xc0\x80", false, "overlong NUL"},
-        {"\xc1\xbf", false, "overlong 2-byte"},
-        {"\xe0\x80\xaf", false, "overlong 3-byte '/'"},
-        {"\xe0\x9f\xbf", false, "overlong U+07FF"},
-        {"\xf0\x8f\xbf\xbf", false, "overlong U+FFFF"},
-        {"\xed\xa0\x80", false, "surrogate U+D800"},
-        {"\xed\xbf\xbf", false, "surrogate U+DFFF"},
-        {"\xed\xa0\xbd\xed\xb8\x80", false, "surrogate pair (CESU-8)"},
-        {"\xf4\x90\x80\x80", false, "U+110000"},
-        {"\xf5\x80\x80\x80", false, "lead byte 0xf5"},
-        {"\xf8\x88\x80\x80\x80", false, "5-byte form"},
-        {"\xff", false, "0xff"},
-        {"\xfe", false, "0xfe"},
-        {"\xc3", false, "truncated 2-byte"},
-        {"\xe6\x97", false, "truncated 3-byte"},
-        {"\xf0\x9f\x98", false, "truncated 4-byte"},
-        {"\xe6\x97"
-         "a",
-         false, "3-byte cut by ASCII"},
-        {"\xc3\xc3\xa9", false, "lead byte in place of a continuation"},
-        {"ok\xf0\x9f\x98\x80\xff", false, "valid then invalid"},
-    };
-    for (const Case& c : cases) {
-        CAPTURE(c.what);
-        CHECK(isValidUtf8(c.bytes) == c.valid);
-    }
 }
 
 // ---- bytesToJson / bytesFromJson ----

@@ -1,5 +1,6 @@
-// The line a program prints for --version (util/version.h), checked against
-// what meson configured: MVKV_EXPECTED_VERSION (the project version) and
+// The line a program prints for --version ("<program> " and
+// mvkv::buildStamp(), include/mvkv/version.h), checked against what meson
+// configured: MVKV_EXPECTED_VERSION (the project version) and
 // MVKV_EXPECTED_BUILD_TYPE, both set by tests/meson.build.
 #pragma once
 

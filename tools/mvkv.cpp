@@ -3,7 +3,7 @@
 // (--json prints exactly one JSON object per command). docs/shell.md.
 //
 //   mvkv [PATH] [--memory] [--json] [--bail] [-c "CMD; CMD"] [-f FILE] [--sync none|write|fsync]
-//   mvkv --version      version, git revision and build type (shell/version_line.h)
+//   mvkv --version      version, git revision and build type (mvkv::buildStamp())
 //
 // Exit status: 0 when every command succeeded, 1 when any failed (--bail
 // stops at the first), 2 for a bad invocation.
@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "shell/bytes.h"
@@ -28,8 +29,8 @@
 #include "shell/output.h"
 #include "shell/shell.h"
 #include "shell/tokenizer.h"
-#include "shell/version_line.h"
 #include "mvkv/engine.h"
+#include "mvkv/version.h"
 
 namespace {
 
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
                  "what is cut to PATH/salvage/ and listing the lost commits in PATH/repair.json");
     app.add_option("--sync", sync, "commit durability on PATH: none, write or fsync (default)")
         ->check(CLI::IsMember({"none", "write", "fsync"}));
-    app.set_version_flag("--version", tools::shellVersionLine(),
+    app.set_version_flag("--version", std::string("mvkv ") + buildStamp(),
                          "print the version, git revision and build type, and exit");
     try {
         app.parse(argc, argv);

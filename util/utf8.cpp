@@ -1,4 +1,4 @@
-#include "util/utf8.h"
+#include "mvkv/utf8.h"
 
 namespace mvkv {
 

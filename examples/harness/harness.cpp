@@ -87,25 +87,25 @@ bool listAppend(mvkv::Engine& engine) {
     }
     for (auto& t : threads)
         t.join();
-    const mvkv::check::CheckOutcome outcome =
+    const auto checked =
         mvkv::check::checkHistory(recorder.text(), mvkv::check::Model::kSnapshotIsolation);
-    if (!outcome.ok()) {
-        std::fprintf(stderr, "harness: checker: %s\n", outcome.error.c_str());
+    if (!checked.ok()) {
+        std::fprintf(stderr, "harness: checker: %s\n", checked.status().toString().c_str());
         return false;
     }
+    const mvkv::check::CheckReport& report = checked.value();
     std::printf("harness: list-append: %llu transactions, %llu committed, %zu anomalies\n",
-                static_cast<unsigned long long>(outcome.report.transactions),
-                static_cast<unsigned long long>(outcome.report.committed),
-                outcome.report.anomalies.size());
-    if (!outcome.report.valid())
-        std::fprintf(stderr, "%s", outcome.report.toText().c_str());
-    return outcome.report.valid() && outcome.report.committed > 0;
+                static_cast<unsigned long long>(report.transactions),
+                static_cast<unsigned long long>(report.committed), report.anomalies.size());
+    if (!report.valid())
+        std::fprintf(stderr, "%s", report.toText().c_str());
+    return report.valid() && report.committed > 0;
 }
 
 }  // namespace
 
 int main() {
-    std::printf("harness: mvkv %s\n", mvkv::versionString());
+    std::printf("harness: mvkv %s\n", mvkv::buildStamp());
     auto opened = mvkv::Engine::open(mvkv::EngineOptions{});  // in memory
     if (!opened.ok()) {
         std::fprintf(stderr, "harness: open: %s\n", opened.status().toString().c_str());

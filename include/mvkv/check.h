@@ -12,7 +12,16 @@
 // explained in words naming the transactions by line and process.
 //
 // The checker depends on nothing of the engine: it reads histories of any
-// system. Failures are values (CheckOutcome::error); nothing throws.
+// system. Errors are mvkv::Status values (mvkv/status.h); nothing throws.
+// Every error code a call here returns:
+// - InvalidArgument: a history that cannot be checked (not JSON, an
+//   unknown type or f, a completion with no invoke, a value written twice,
+//   ...); the message begins with "line N: " and says what is wrong there.
+// - IOError: a file that cannot be read or written; the message names it
+//   and gives the system's reason.
+// - IllegalOperation: HistoryRecorder::openFile on a recorder that already
+//   writes to a file.
+// An anomaly is not an error: it is in the report of a checked history.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "mvkv/status.h"
 
 namespace mvkv::check {
 
@@ -78,19 +89,13 @@ struct CheckReport {
     std::string toText() const;
 };
 
-/// The result of checking: an error (bad input, with its line) or a report.
-struct CheckOutcome {
-    std::string error;       // non-empty: the history could not be read; says where and why
-    uint64_t errorLine = 0;  // 1-based line of the error (0: not tied to a line)
-    CheckReport report;
-
-    bool ok() const { return error.empty(); }
-};
-
-/// Checks a whole history given as text (JSON lines; blank lines skipped).
-CheckOutcome checkHistory(std::string_view historyText, Model model);
-/// The same, reading the file at `path` (an unreadable file is an error).
-CheckOutcome checkHistoryFile(const std::string& path, Model model);
+/// Checks a whole history given as text (JSON lines; blank lines skipped)
+/// and reports its anomalies. InvalidArgument ("line N: ...") when the
+/// history cannot be checked; nothing is checked then.
+StatusWith<CheckReport> checkHistory(std::string_view historyText, Model model);
+/// The same, reading the file at `path`: IOError when it cannot be read;
+/// an InvalidArgument message begins with "<path>: line N: ".
+StatusWith<CheckReport> checkHistoryFile(const std::string& path, Model model);
 
 /// One micro-operation of a transaction, as the recorder writes it. Keys and
 /// values are integers, as in Elle's histories.
@@ -121,9 +126,11 @@ class HistoryRecorder {
   public:
     /// Keeps the history in memory (text()).
     HistoryRecorder() = default;
-    /// Writes the history to `path` too (truncated). Empty string on
-    /// success, else why the file could not be opened.
-    std::string openFile(const std::string& path);
+    /// Writes the history to `path` too (truncated): the lines so far at
+    /// once, each later one as it is recorded. IOError when the file cannot
+    /// be opened for writing (then nothing is written to a file);
+    /// IllegalOperation when a file is already open (it stays the one).
+    Status openFile(const std::string& path);
 
     void invoke(int64_t process, const std::vector<MicroOp>& ops) { record(process, "invoke", ops); }
     /// Committed; `ops` carry the reads' results.
@@ -136,8 +143,9 @@ class HistoryRecorder {
     /// The history so far (JSON lines).
     std::string text() const;
     uint64_t lines() const;
-    /// Flushes the file (if any). Empty string on success, else the error.
-    std::string flush();
+    /// Flushes the file (if any). IOError when writing it failed: the file
+    /// may lack lines; text() still has them all.
+    Status flush();
 
     /// One history line (what record() writes, without the newline).
     static std::string formatLine(int64_t process, std::string_view type,
@@ -150,6 +158,7 @@ class HistoryRecorder {
     std::string text_;
     uint64_t lines_ = 0;
     std::ofstream file_;
+    std::string path_;  // file_'s
 };
 
 }  // namespace mvkv::check

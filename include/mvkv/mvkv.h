@@ -16,4 +16,5 @@
 #include "mvkv/stats.h"
 #include "mvkv/status.h"
 #include "mvkv/timestamp.h"
+#include "mvkv/utf8.h"
 #include "mvkv/version.h"

@@ -1,10 +1,5 @@
 #include "bytes.h"
 
-// The engine's UTF-8 decoder (util/utf8.h), linked as a private helper of
-// the shell's display code: it is text handling, not engine API
-// (docs/architecture.md, "The programs").
-#include "util/utf8.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,19 +7,16 @@
 #include <cstdint>
 #include <limits>
 
+#include "mvkv/utf8.h"
+
 namespace mvkv::tools {
 
 using mvkv::CodePoint;
 using mvkv::decodeUtf8;
 
-bool isValidUtf8(std::string_view s) {
-    return mvkv::isValidUtf8(s);
-}
-
 namespace {
 
-// ---- UTF-8 ----
-
+// ---- code points ----
 
 bool isControl(uint32_t cp) {
     return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
@@ -168,7 +160,7 @@ void forEachDisplayPiece(std::string_view s, bool quoted, Emit&& emit) {
 
 
 nlohmann::ordered_json bytesToJson(std::string_view s) {
-    if (isValidUtf8(s))
+    if (mvkv::isValidUtf8(s))
         return std::string(s);
     nlohmann::ordered_json binary = nlohmann::ordered_json::object();
     binary["base64"] = base64Encode(s);

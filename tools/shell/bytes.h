@@ -1,5 +1,6 @@
 // bytes: how the shell shows keys and values, which are arbitrary bytes.
 //
+// UTF-8 is the engine's strict definition (include/mvkv/utf8.h).
 // - JSON output (--json) is lossless: valid UTF-8 is a JSON string; anything
 //   else is MongoDB Extended JSON's binary form,
 //   {"$binary": {"base64": "...", "subType": "00"}}.
@@ -19,11 +20,8 @@
 
 namespace mvkv::tools {
 
-/// Strict UTF-8 validity (RFC 3629: no overlongs, no surrogates, nothing
-/// above U+10FFFF, no truncated sequence).
-bool isValidUtf8(std::string_view s);
-
-/// For --json: valid UTF-8 as a JSON string; otherwise
+/// For --json: valid UTF-8 (mvkv::isValidUtf8, include/mvkv/utf8.h) as a
+/// JSON string; otherwise
 /// {"$binary": {"base64": "<standard base64, padded>", "subType": "00"}}.
 nlohmann::ordered_json bytesToJson(std::string_view s);
 
