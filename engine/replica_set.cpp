@@ -36,7 +36,8 @@ nlohmann::ordered_json membersJson(const std::vector<MemberStatus>& members,
 // it knows nothing of the set but what the set reports to it.
 class ReplicaSet::Coordinator : public ReplicationCoordinator {
   public:
-    explicit Coordinator(Engine& primary) : primary_(primary) {
+    Coordinator(Engine& primary, std::chrono::milliseconds syncInterval)
+        : primary_(primary), syncInterval_(syncInterval) {
         oplog::Oplog* log = primary_.oplog();
         if (log && !log->inMemory() && log->syncMode() != oplog::SyncMode::kFsync)
             syncer_ = std::thread([this] { syncLoop(); });
@@ -63,9 +64,14 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     /// sync runs on the set's own thread (syncLoop), like MongoDB's journal
     /// flusher: a member's applier or a committer never waits for the disk
     /// there, and one sync serves every request made before it began.
-    void requestPrimarySyncLocked(mvcc::Timestamp ts) {
-        if (syncer_.joinable() && ts > syncWanted_) {
-            syncWanted_ = ts;
+    /// `urgent`: a commit waits for it; else at most every syncInterval_.
+    void requestPrimarySyncLocked(mvcc::Timestamp ts, bool urgent) {
+        if (!syncer_.joinable())
+            return;
+        if (ts > syncWanted_ || (urgent && ts > urgentWanted_)) {
+            syncWanted_ = std::max(syncWanted_, ts);
+            if (urgent)
+                urgentWanted_ = std::max(urgentWanted_, ts);
             syncCv_.notify_one();
         }
     }
@@ -91,7 +97,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
             Figures& f = members_[static_cast<size_t>(id - 1)];
             f.applied = std::max(f.applied, applied);
             f.durable = std::max(f.durable, durable);
-            requestPrimarySyncLocked(f.durable);
+            requestPrimarySyncLocked(f.durable, false);
             recomputeLocked();
         }
         cv_.notify_all();
@@ -172,7 +178,7 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         // The majority counts the primary's synced point: ask for it now
         // rather than wait for a member's report to.
         if (wc.majority)
-            requestPrimarySyncLocked(ts);
+            requestPrimarySyncLocked(ts, true);
         auto met = [&] { return closed_ || !syncError_.ok() || satisfiedLocked(ts, wc); };
         if (wc.wtimeout)
             cv_.wait_until(lock, until, met);
@@ -241,18 +247,26 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     }
 
     // The primary's oplog syncs (requestPrimarySyncLocked), one at a time,
-    // outside the mutex; after each the point may move. A failed sync
-    // stays the oplog's error (every later commit returns it); the thread
-    // ends and majority waits return it.
+    // outside the mutex; after each the point may move. Members' reports
+    // wait for the interval since the last sync: a sync holds the log
+    // writer, and the members' own oplog reads of a sync-none primary
+    // wait behind it (back to back, they halved the apply rate). A failed
+    // sync stays the oplog's error (every later commit returns it); the
+    // thread ends and majority waits return it.
     void syncLoop() {
         oplog::Oplog* log = primary_.oplog();
+        auto wanted = [&](mvcc::Timestamp ts) {
+            return std::min(ts, log->visibleTs()) > log->syncedTs();
+        };
+        std::chrono::steady_clock::time_point lastSync{};
         std::unique_lock lock(mutex_);
         while (true) {
-            syncCv_.wait(lock, [&] {
-                return closed_ || std::min(syncWanted_, log->visibleTs()) > log->syncedTs();
-            });
+            syncCv_.wait(lock, [&] { return closed_ || wanted(syncWanted_); });
+            syncCv_.wait_until(lock, lastSync + syncInterval_,
+                               [&] { return closed_ || wanted(urgentWanted_); });
             if (closed_)
                 return;
+            lastSync = std::chrono::steady_clock::now();
             lock.unlock();
             Status s = log->flush();
             lock.lock();
@@ -270,7 +284,9 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::condition_variable syncCv_;                 // wakes syncLoop
-    mvcc::Timestamp syncWanted_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
+    const std::chrono::milliseconds syncInterval_;
+    mvcc::Timestamp syncWanted_ = mvcc::kNoTimestamp;    // GUARDED_BY(mutex_)
+    mvcc::Timestamp urgentWanted_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
     Status syncError_;                                 // GUARDED_BY(mutex_)
     std::mutex joinMutex_;                             // close() from two threads
     std::thread syncer_;  // with sync mode write or none only
@@ -293,7 +309,7 @@ StatusWith<std::unique_ptr<ReplicaSet>> ReplicaSet::start(Engine& primary,
 ReplicaSet::ReplicaSet(Engine& primary, ReplicaSetOptions options)
     : primary_(primary),
       options_(std::move(options)),
-      coordinator_(std::make_shared<Coordinator>(primary)) {}
+      coordinator_(std::make_shared<Coordinator>(primary, options_.primarySyncInterval)) {}
 
 ReplicaSet::~ReplicaSet() {
     // Closed first: a commit that finds the set meanwhile gets OK or

@@ -32,6 +32,7 @@
 // standalone (a commit waiting on a write concern gets IllegalOperation).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,10 @@ struct ReplicaSetOptions {
     /// For every secondary's engine (addSecondary() forces inMemory on,
     /// addSecondary(path) off with that path).
     EngineOptions secondary;
+    /// A primary whose oplog syncs only when asked (sync mode write or
+    /// none) is synced for the members' reports at most this often (MongoDB's
+    /// journal commitIntervalMs); a {w: "majority"} commit asks at once.
+    std::chrono::milliseconds primarySyncInterval{100};
 };
 
 struct MemberStatus {
