@@ -5,7 +5,8 @@
 // Cases (each at every --threads count; each in a fresh directory under --dir):
 //   commit_w1         a transaction of one put, commit({w: 1}): the primary alone
 //   commit_wmajority  the same, commit({w: "majority"}): until one secondary
-//                     applied it (2 of 3), so it waits for a secondary's batch
+//                     applied it and the primary synced its oplog (2 of 3),
+//                     so it waits for a secondary's batch and an fdatasync
 // Metric lag: the primary's newest oplog timestamp minus the majority commit
 // point at the end of the run (commits not yet on a majority).
 #include <fmt/format.h>
