@@ -7,6 +7,7 @@
 
 #include <cassert>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/session.h"
 #include "failpoint/failpoint.h"
@@ -272,17 +273,28 @@ StatusWith<std::unique_ptr<oplog::OplogCursor>> Engine::openOplogCursor(
 Status Engine::becomeSecondary(std::chrono::milliseconds wait) {
     if (secondary())
         return Status::OK();
-    lockmgr::Locker locker(lockManager_);
-    lockmgr::GlobalLock global(locker, lockmgr::LockMode::kX, Deadline::in(wait));
-    if (!global.status().ok())
-        return Status(global.status().code(),
-                      fmt::format("cannot become a secondary: operations or open transactions "
-                                  "still hold locks on this engine after {} ms (a transaction "
-                                  "holds its locks until it commits or aborts; a prepared one "
-                                  "until it is resolved): {}",
-                                  wait.count(), global.status().message()));
-    setSecondary(true);
-    return Status::OK();
+    // Tried, not queued: a Global X request waiting in the queue would
+    // hold every new operation behind it (the queue is FIFO) for the
+    // whole wait.
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (true) {
+        lockmgr::Locker locker(lockManager_);
+        lockmgr::GlobalLock global(locker, lockmgr::LockMode::kX, Deadline::in(std::chrono::milliseconds(0)));
+        if (global.status().ok()) {
+            setSecondary(true);
+            return Status::OK();
+        }
+        if (global.status().code() != StatusCode::kLockTimeout)
+            return global.status();
+        if (std::chrono::steady_clock::now() >= until)
+            return Status(StatusCode::kLockTimeout,
+                          fmt::format("cannot become a secondary: operations or open transactions "
+                                      "still hold locks on this engine after {} ms (a transaction "
+                                      "holds its locks until it commits or aborts; a prepared "
+                                      "one until it is committed or aborted by its id)",
+                                      wait.count()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 mvcc::Timestamp Engine::majorityCommitTs() const {

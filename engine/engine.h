@@ -239,9 +239,16 @@ class Engine {
     /// transaction holds its locks to its end, so one that wrote has
     /// committed or aborted by then) is over, sets secondary(), and lets go.
     /// A transaction's write before the change can therefore never commit
-    /// after it. LockTimeout when they have not ended within `wait` (0:
-    /// only if none holds one now); the engine stays a primary then. OK at
-    /// once on a secondary.
+    /// after it, and a catalog change that waited for its locks meanwhile
+    /// is refused after them. The lock is tried every millisecond, never
+    /// queued (a queued X would stop every new operation for the wait), so
+    /// under steady load it may take several tries. LockTimeout when they
+    /// have not ended within `wait` (0: one try); the engine stays a
+    /// primary then. A prepared transaction holds its locks until it is
+    /// committed or aborted, so an engine with one cannot become a
+    /// secondary. Under the lock it waits for a TTL pass in progress
+    /// (setSecondary), at most that pass's lock wait. OK at once on a
+    /// secondary.
     Status becomeSecondary(std::chrono::milliseconds wait);
     bool secondary() const { return ttlMonitor_->secondary(); }
 

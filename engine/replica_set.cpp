@@ -37,9 +37,8 @@ nlohmann::ordered_json membersJson(const std::vector<MemberStatus>& members,
 class ReplicaSet::Coordinator : public ReplicationCoordinator {
   public:
     Coordinator(Engine& primary, std::chrono::milliseconds syncInterval)
-        : primary_(primary), syncInterval_(syncInterval) {
-        oplog::Oplog* log = primary_.oplog();
-        if (log && !log->inMemory() && log->syncMode() != oplog::SyncMode::kFsync)
+        : primary_(primary), syncInterval_(syncInterval), syncsPrimary_(needsSync(primary)) {
+        if (syncsPrimary_)
             syncer_ = std::thread([this] { syncLoop(); });
     }
     ~Coordinator() { close(); }
@@ -66,14 +65,12 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     /// there, and one sync serves every request made before it began.
     /// `urgent`: a commit waits for it; else at most every syncInterval_.
     void requestPrimarySyncLocked(mvcc::Timestamp ts, bool urgent) {
-        if (!syncer_.joinable())
+        if (!syncsPrimary_ || closed_)
             return;
-        if (ts > syncWanted_ || (urgent && ts > urgentWanted_)) {
-            syncWanted_ = std::max(syncWanted_, ts);
-            if (urgent)
-                urgentWanted_ = std::max(urgentWanted_, ts);
-            syncCv_.notify_one();
-        }
+        syncWanted_ = std::max(syncWanted_, ts);
+        requested_ = true;
+        urgent_ = urgent_ || urgent;
+        syncCv_.notify_one();
     }
 
     /// A new secondary at `applied`; the first one takes the primary's
@@ -142,7 +139,8 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     std::vector<MemberStatus> members() const {
         std::lock_guard lock(mutex_);
         std::vector<MemberStatus> out;
-        out.push_back({0, "PRIMARY", primaryApplied(), primaryDurable(), false, ""});
+        const mvcc::Timestamp durable = primaryDurable();  // first: never above applied
+        out.push_back({0, "PRIMARY", primaryApplied(), durable, false, ""});
         for (size_t i = 0; i < members_.size(); ++i) {
             const Figures& f = members_[i];
             const char* state = f.paused ? "PAUSED" : !f.error.empty() ? "FAILED" : "SECONDARY";
@@ -176,17 +174,23 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         }
         std::unique_lock lock(mutex_);
         // The majority counts the primary's synced point: ask for it now
-        // rather than wait for a member's report to.
-        if (wc.majority)
+        // rather than wait for a member's report to. Another flush (a
+        // checkpoint's) may have synced it already, unseen by the point.
+        const bool syncFailed = wc.majority && syncsPrimary_;
+        if (wc.majority) {
+            recomputeLocked();
             requestPrimarySyncLocked(ts, true);
-        auto met = [&] { return closed_ || !syncError_.ok() || satisfiedLocked(ts, wc); };
+        }
+        auto met = [&] {
+            return closed_ || (syncFailed && !syncError_.ok()) || satisfiedLocked(ts, wc);
+        };
         if (wc.wtimeout)
             cv_.wait_until(lock, until, met);
         else
             cv_.wait(lock, met);
         if (satisfiedLocked(ts, wc))
             return Status::OK();
-        if (!syncError_.ok())
+        if (syncFailed && !syncError_.ok())
             return Status(syncError_.code(),
                           fmt::format("the write IS committed at timestamp {}, but the primary's "
                                       "oplog could not be synced for write concern {}: {}",
@@ -250,7 +254,9 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     // outside the mutex; after each the point may move. Members' reports
     // wait for the interval since the last sync: a sync holds the log
     // writer, and the members' own oplog reads of a sync-none primary
-    // wait behind it (back to back, they halved the apply rate). A failed
+    // wait behind it (synced at every report, the members fell far
+    // behind: docs/replication.md). Every request wakes it to recompute
+    // the point, even with nothing to sync. A failed
     // sync stays the oplog's error (every later commit returns it); the
     // thread ends and majority waits return it.
     void syncLoop() {
@@ -261,11 +267,17 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
         std::chrono::steady_clock::time_point lastSync{};
         std::unique_lock lock(mutex_);
         while (true) {
-            syncCv_.wait(lock, [&] { return closed_ || wanted(syncWanted_); });
-            syncCv_.wait_until(lock, lastSync + syncInterval_,
-                               [&] { return closed_ || wanted(urgentWanted_); });
+            syncCv_.wait(lock, [&] { return closed_ || requested_; });
+            syncCv_.wait_until(lock, lastSync + syncInterval_, [&] { return closed_ || urgent_; });
             if (closed_)
                 return;
+            requested_ = urgent_ = false;
+            // Another flush (a checkpoint's) may have synced what was asked:
+            // the point must see it even when nothing is left to sync.
+            recomputeLocked();
+            cv_.notify_all();
+            if (!wanted(syncWanted_))
+                continue;
             lastSync = std::chrono::steady_clock::now();
             lock.unlock();
             Status s = log->flush();
@@ -284,9 +296,16 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::condition_variable syncCv_;                 // wakes syncLoop
+    static bool needsSync(Engine& primary) {
+        oplog::Oplog* log = primary.oplog();
+        return log && !log->inMemory() && log->syncMode() != oplog::SyncMode::kFsync;
+    }
+
     const std::chrono::milliseconds syncInterval_;
+    const bool syncsPrimary_;  // a syncer_ thread runs (sync mode write or none)
     mvcc::Timestamp syncWanted_ = mvcc::kNoTimestamp;    // GUARDED_BY(mutex_)
-    mvcc::Timestamp urgentWanted_ = mvcc::kNoTimestamp;  // GUARDED_BY(mutex_)
+    bool requested_ = false;  // GUARDED_BY(mutex_): a request since syncLoop last woke
+    bool urgent_ = false;     // GUARDED_BY(mutex_): one of them a commit's
     Status syncError_;                                 // GUARDED_BY(mutex_)
     std::mutex joinMutex_;                             // close() from two threads
     std::thread syncer_;  // with sync mode write or none only

@@ -99,6 +99,10 @@ Status Session::logCommitted() {
 Status Session::changeCatalog(std::string_view ns, std::string_view command,
                               const std::function<Status()>& change) {
     const mvcc::Timestamp at = std::exchange(nextCommandTs_, mvcc::kNoTimestamp);
+    // Again under the caller's locks: the engine may have become a
+    // secondary while they waited (Engine::becomeSecondary holds Global X).
+    if (engine_.secondary() && clientOp())
+        return secondaryWriteRefused();
     if (!engine_.logging_)
         return change();
     // Every lock first, so that once the catalog changed nothing but an I/O

@@ -568,3 +568,32 @@ TEST_CASE(
     CHECK_OK(again.status());
     mustOk(reader->abort());
 }
+
+TEST_CASE(
+    "replica: becomeSecondary waits for an open transaction without stopping other operations") {
+    auto e = openEngine(inMemory());
+    auto w = e->openSession();
+    mustOk(w->createCollection("app.t"));
+    mustOk(w->begin());
+    mustOk(w->put("app.t", "k", "v"));
+    std::atomic<bool> done{false};
+    Status result;
+    std::thread stepDown([&] {
+        result = e->becomeSecondary(60s);
+        done.store(true);
+    });
+    // Reads and writes elsewhere go on while it waits: a Global X request
+    // queued for the whole wait would hold them until it timed out.
+    auto r = e->openSession();
+    for (int i = 0; i < 50; ++i) {
+        CHECK(r->get("app.t", "k").status().code() == StatusCode::kNotFound);
+        mustOk(r->put("app.t", "other" + std::to_string(i), "x"));
+    }
+    CHECK_FALSE(done.load());  // w's transaction still holds its locks
+    CHECK_FALSE(e->secondary());
+    mustOk(w->commit());
+    stepDown.join();
+    CHECK_OK(result);
+    CHECK(e->secondary());
+    CHECK(r->put("app.t", "late", "x").code() == StatusCode::kNotWritablePrimary);
+}
