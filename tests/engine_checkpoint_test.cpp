@@ -24,12 +24,13 @@
 #include <random>
 #include <thread>
 
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::checkpoint;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;
