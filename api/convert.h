@@ -2,7 +2,7 @@
 // engine's own.
 #pragma once
 
-#include "engine/change_stream.h"
+#include "replication/change_stream.h"
 #include "engine/collection_options.h"
 #include "engine/engine_options.h"
 #include "engine/session.h"
@@ -111,16 +111,17 @@ inline engine::ScanOptions toEngine(const ScanOptions& o) {
 }
 
 // The two enums list the same operations in the same order.
-static_assert(static_cast<int>(ChangeOp::kInsert) == static_cast<int>(engine::ChangeOp::kInsert) &&
-              static_cast<int>(ChangeOp::kUpdate) == static_cast<int>(engine::ChangeOp::kUpdate) &&
-              static_cast<int>(ChangeOp::kDelete) == static_cast<int>(engine::ChangeOp::kDelete) &&
-              static_cast<int>(ChangeOp::kDrop) == static_cast<int>(engine::ChangeOp::kDrop) &&
-              static_cast<int>(ChangeOp::kDropDatabase) ==
-                  static_cast<int>(engine::ChangeOp::kDropDatabase));
-inline engine::ChangeOp toEngine(ChangeOp op) {
-    return static_cast<engine::ChangeOp>(op);
+static_assert(
+    static_cast<int>(ChangeOp::kInsert) == static_cast<int>(replication::ChangeOp::kInsert) &&
+    static_cast<int>(ChangeOp::kUpdate) == static_cast<int>(replication::ChangeOp::kUpdate) &&
+    static_cast<int>(ChangeOp::kDelete) == static_cast<int>(replication::ChangeOp::kDelete) &&
+    static_cast<int>(ChangeOp::kDrop) == static_cast<int>(replication::ChangeOp::kDrop) &&
+    static_cast<int>(ChangeOp::kDropDatabase) ==
+        static_cast<int>(replication::ChangeOp::kDropDatabase));
+inline replication::ChangeOp toEngine(ChangeOp op) {
+    return static_cast<replication::ChangeOp>(op);
 }
-inline ChangeOp fromEngine(engine::ChangeOp op) {
+inline ChangeOp fromEngine(replication::ChangeOp op) {
     return static_cast<ChangeOp>(op);
 }
 

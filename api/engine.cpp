@@ -223,13 +223,13 @@ StatusWith<std::unique_ptr<OplogCursor>> Engine::openOplog(const OplogReadOption
 StatusWith<std::unique_ptr<ChangeStream>> Engine::watch(const ChangeStreamOptions& options) {
     if (!impl_->engine)
         return Impl::closedError();
-    engine::ChangeStreamOptions o;
+    replication::ChangeStreamOptions o;
     o.ns = options.ns;
     for (ChangeOp op : options.operationTypes)
         o.operationTypes.push_back(api::toEngine(op));
     o.resumeAfter = options.resumeAfter;
     o.startAtTimestamp = options.startAtTimestamp;
-    auto stream = impl_->engine->watch(std::move(o));
+    auto stream = replication::openChangeStream(*impl_->engine, std::move(o));
     if (!stream.ok())
         return stream.status();
     auto impl = std::make_unique<ChangeStream::Impl>();
@@ -240,7 +240,7 @@ StatusWith<std::unique_ptr<ChangeStream>> Engine::watch(const ChangeStreamOption
 StatusWith<std::unique_ptr<ReplicaSet>> Engine::startReplicaSet() {
     if (!impl_->engine)
         return Impl::closedError();
-    auto set = engine::ReplicaSet::start(*impl_->engine);
+    auto set = replication::ReplicaSet::start(*impl_->engine);
     if (!set.ok())
         return set.status();
     auto impl = std::make_unique<ReplicaSet::Impl>();

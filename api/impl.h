@@ -5,11 +5,11 @@
 #include <memory>
 #include <mutex>
 
-#include "engine/change_stream.h"
+#include "replication/change_stream.h"
 #include "engine/cursor.h"
 #include "engine/document_locks.h"
 #include "engine/engine.h"
-#include "engine/replica_set.h"
+#include "replication/replica_set.h"
 #include "engine/session.h"
 #include "mvkv/change_stream.h"
 #include "mvkv/cursor.h"
@@ -49,11 +49,11 @@ struct OplogCursor::Impl {
 };
 
 struct ChangeStream::Impl {
-    std::unique_ptr<engine::ChangeStream> stream;
+    std::unique_ptr<replication::ChangeStream> stream;
 };
 
 struct ReplicaSet::Impl {
-    std::unique_ptr<engine::ReplicaSet> set;
+    std::unique_ptr<replication::ReplicaSet> set;
 };
 
 struct DocumentLocks::Impl {

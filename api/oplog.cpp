@@ -40,7 +40,7 @@ Status OplogCursor::next(std::vector<OplogEntry>* out, size_t maxEntries,
 }
 
 std::string_view changeOpName(ChangeOp op) {
-    return engine::changeOpName(api::toEngine(op));
+    return replication::changeOpName(api::toEngine(op));
 }
 
 ChangeStream::ChangeStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -52,7 +52,7 @@ StatusWith<std::optional<ChangeEvent>> ChangeStream::next(std::chrono::milliseco
         return ev.status();
     if (!ev.value())
         return std::optional<ChangeEvent>();
-    engine::ChangeEvent& e = *ev.value();
+    replication::ChangeEvent& e = *ev.value();
     return std::optional<ChangeEvent>(ChangeEvent{api::fromEngine(e.op), std::move(e.ns),
                                                   std::move(e.key), std::move(e.value),
                                                   e.clusterTime, e.txnId,

@@ -1,4 +1,4 @@
-// mvkv::ReplicaSet over engine::ReplicaSet (include/mvkv/replica_set.h).
+// mvkv::ReplicaSet over replication::ReplicaSet (include/mvkv/replica_set.h).
 #include "api/impl.h"
 
 namespace mvkv {
@@ -21,7 +21,7 @@ Status ReplicaSet::resume(int id) {
 
 std::vector<MemberStatus> ReplicaSet::status() const {
     std::vector<MemberStatus> out;
-    for (engine::MemberStatus& m : impl_->set->status())
+    for (replication::MemberStatus& m : impl_->set->status())
         out.push_back({m.id, std::move(m.state), m.lastApplied, m.lastDurable, m.paused,
                        std::move(m.error)});
     return out;

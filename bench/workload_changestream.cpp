@@ -25,7 +25,7 @@
 #include "bench/harness.h"
 #include "bench/keys.h"
 #include "bench/workload.h"
-#include "engine/change_stream.h"
+#include "replication/change_stream.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 
@@ -65,11 +65,11 @@ Measurement commits(const BenchConfig& config, int threads, engine::Engine& e) {
 ResultRow runEvents(const BenchConfig& config, int threads) {
     using Clock = std::chrono::steady_clock;
     auto e = openInMemory(uint64_t{1} << 30);  // the consumer never falls behind the cap
-    engine::ChangeStreamOptions o;
+    replication::ChangeStreamOptions o;
     o.ns = std::string(kNs);
-    auto opened = e->watch(o);
+    auto opened = replication::openChangeStream(*e, o);
     must(opened.status(), "watch");
-    std::unique_ptr<engine::ChangeStream> stream = std::move(opened).value();
+    std::unique_ptr<replication::ChangeStream> stream = std::move(opened).value();
     std::atomic<mvcc::Timestamp> target{UINT64_MAX};
     uint64_t events = 0;
     Clock::time_point first{}, last{};

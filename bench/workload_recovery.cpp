@@ -7,7 +7,7 @@
 //   recover        open replays the whole oplog (no checkpoint)
 //   recover_ckpt   a checkpoint after half the entries: open loads it and
 //                  replays the other half
-//   replica_wN     engine/replica.h with N = 1, 2, 4 workers: an in-memory
+//   replica_wN     replication/replica.h with N = 1, 2, 4 workers: an in-memory
 //                  secondary applies the whole oplog of the primary
 // Rows report ops = entries replayed (or applied) and ops/s = entries per
 // second of the open (or of the apply, from start to the last timestamp
@@ -26,7 +26,7 @@
 #include "bench/keys.h"
 #include "bench/workload.h"
 #include "engine/engine.h"
-#include "engine/replica.h"
+#include "replication/replica.h"
 #include "engine/session.h"
 
 namespace mvkv::bench {
@@ -117,13 +117,13 @@ ResultRow runCase(const Case& c, const BenchConfig& config) {
                 primary->oplog()->refreshVisibility();
                 const mvcc::Timestamp last = primary->oplog()->stats().lastTs;
                 start = std::chrono::steady_clock::now();
-                engine::ReplicaOptions ro;
+                replication::ReplicaOptions ro;
                 ro.workers = static_cast<size_t>(c.workers);
-                auto applier = engine::ReplicaApplier::start(*primary, *secondary, ro);
+                auto applier = replication::ReplicaApplier::start(*primary, *secondary, ro);
                 check(applier.status());
                 check(applier.value()->waitApplied(last, std::chrono::minutes(10)));
                 run.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                engine::ReplicaStats rs = applier.value()->stats();
+                replication::ReplicaStats rs = applier.value()->stats();
                 run.totalOps = rs.entriesApplied;
                 applier.value()->stop();
                 metrics = {{"batches", double(rs.batches)}, {"mean_batch", rs.meanBatch}};

@@ -1,5 +1,5 @@
 // Workload "replset": commits per second on the primary of a replica set of
-// three (engine/replica_set.h: a durable primary, sync none, and 2 in-memory
+// three (replication/replica_set.h: a durable primary, sync none, and 2 in-memory
 // secondaries), acknowledged with {w: 1} and with {w: "majority"}.
 //
 // Cases (each at every --threads count; each in a fresh directory under --dir):
@@ -21,7 +21,7 @@
 #include "bench/keys.h"
 #include "bench/workload.h"
 #include "engine/engine.h"
-#include "engine/replica_set.h"
+#include "replication/replica_set.h"
 #include "engine/session.h"
 
 namespace mvkv::bench {
@@ -57,11 +57,11 @@ Measurement runOnce(const Case& c, const BenchConfig& config, int threads,
     check(opened.status());
     std::shared_ptr<engine::Engine> primary = std::move(opened).value();
     check(primary->openSession()->createCollection("bench.commits"));
-    engine::ReplicaSetOptions ro;
+    replication::ReplicaSetOptions ro;
     ro.applier.pollWait = std::chrono::milliseconds(5);
-    auto started = engine::ReplicaSet::start(*primary, ro);
+    auto started = replication::ReplicaSet::start(*primary, ro);
     check(started.status());
-    std::shared_ptr<engine::ReplicaSet> set = std::move(started).value();
+    std::shared_ptr<replication::ReplicaSet> set = std::move(started).value();
     for (int i = 0; i < 2; ++i)
         check(set->addSecondary().status());
     const engine::WriteConcern wc = c.majority

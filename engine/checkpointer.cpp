@@ -6,15 +6,21 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
+#include "engine/collection_options.h"
 #include "engine/cursor.h"
-#include "engine/durable_log.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "oplog/log_format.h"
+#include "recovery/durable_log.h"
 #include "util/file_sync.h"
 
 namespace mvkv::engine {
+
+using checkpoint::CheckpointFile;
+using checkpoint::CheckpointMeta;
+using checkpoint::CheckpointWriter;
+using checkpoint::StoredCollectionOptions;
 
 namespace {
 
@@ -67,18 +73,46 @@ Status loadCapped(Session& session, const CheckpointMeta& meta, std::vector<Capp
     return Status::OK();
 }
 
+// The checkpoint file keeps its own record of a collection's options
+// (checkpoint/checkpoint_file.h): field for field the engine's.
+StoredCollectionOptions toStored(const CollectionOptions& o) {
+    return {o.capped, o.cappedSizeBytes, o.cappedMaxDocs, o.expireAfterSeconds};
+}
+
+// The engine's options of every collection `meta` holds; Corruption naming
+// the file and the collection for options the engine refuses (the file's
+// checksums hold, so a writer put them there: the checkpoint is not loaded).
+Status collectionOptionsOf(const std::string& path, const CheckpointMeta& meta,
+                           std::vector<CollectionOptions>* out) {
+    out->clear();
+    for (size_t i = 0; i < meta.collections.size(); ++i) {
+        const StoredCollectionOptions& o =
+            meta.options.empty() ? StoredCollectionOptions{} : meta.options[i];
+        CollectionOptions options{o.capped, o.cappedSizeBytes, o.cappedMaxDocs,
+                                  o.expireAfterSeconds};
+        if (Status s = validateCollectionOptions(options); !s.ok())
+            return Status::Corruption(fmt::format("checkpoint {}: collection {}: {}", path,
+                                                  meta.collections[i], s.message()));
+        out->push_back(options);
+    }
+    return Status::OK();
+}
+
 }  // namespace
 
 Status Checkpointer::load(LoadedCheckpoint* out) {
     *out = LoadedCheckpoint{};
     const std::string& dir = engine_.options_.path;
-    auto listed = listCheckpoints(dir);
+    auto listed = checkpoint::listCheckpoints(dir);
     if (!listed.ok())
         return listed.status();
     CheckpointMeta meta;
+    std::vector<CollectionOptions> options;  // meta's, the engine's own
     const CheckpointFile* chosen = nullptr;
     for (const CheckpointFile& f : listed.value()) {
-        Status v = verifyCheckpoint(f.path, &meta);
+        Status v = checkpoint::verifyCheckpoint(f.path, &meta);
+        if (v.ok())
+            v = collectionOptionsOf(f.path, meta, &options);
         if (v.ok()) {
             chosen = &f;
             break;
@@ -104,15 +138,15 @@ Status Checkpointer::load(LoadedCheckpoint* out) {
     auto session = engine_.openSession();
     session->setApplyingOplog(true);  // capped collections as they were, no evictions
     for (size_t i = 0; i < meta.collections.size(); ++i)
-        if (Status s = session->createCollection(meta.collections[i], meta.options[i]); !s.ok())
+        if (Status s = session->createCollection(meta.collections[i], options[i]); !s.ok())
             return s;
     size_t inBatch = 0;
     std::vector<CappedEntry> capped;
-    Status loaded = readCheckpointEntries(
+    Status loaded = checkpoint::readCheckpointEntries(
         chosen->path, &meta,
         [&](uint32_t coll, std::string_view key, std::string_view value,
             mvcc::Timestamp ts) -> Status {
-            if (meta.options[coll].capped) {
+            if (options[coll].capped) {
                 capped.push_back({ts, coll, std::string(key), std::string(value)});
                 return Status::OK();
             }
@@ -210,7 +244,7 @@ Status Checkpointer::checkpoint() {
             "below oldest; commit or abort it and retry"));
     for (const auto& c : collections) {
         meta.collections.push_back(c->ns().ns());
-        meta.options.push_back(c->options());
+        meta.options.push_back(toStored(c->options()));
     }
     auto writer = CheckpointWriter::create(dir, meta);
     if (!writer.ok())
@@ -292,9 +326,9 @@ Status Checkpointer::checkpoint() {
 Status Checkpointer::removeCheckpointsBefore(uint64_t number) {
     const std::string& dir = engine_.options_.path;
     // Leftover temp files of a crash first (no other checkpoint is running).
-    if (Status s = pruneCheckpoints(dir, SIZE_MAX); !s.ok())
+    if (Status s = checkpoint::pruneCheckpoints(dir, SIZE_MAX); !s.ok())
         return s;
-    auto listed = listCheckpoints(dir);
+    auto listed = checkpoint::listCheckpoints(dir);
     if (!listed.ok())
         return listed.status();
     bool removed = false;

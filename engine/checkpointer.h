@@ -3,7 +3,7 @@
 // never past all_durable) — on demand and from a background thread, keeps
 // the newest few, and caps the oplog behind the oldest one kept. It also
 // loads the newest valid checkpoint at open. File format and crash safety:
-// engine/checkpoint_file.h; the recovery argument: docs/oplog.md.
+// checkpoint/checkpoint_file.h; the recovery argument: docs/oplog.md.
 //
 // The timestamp C is pinned from the moment it is chosen until the read at
 // C ends (mvcc::TimestampPin): a caller may move oldest (and stable) past C
@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "checkpoint/loaded_checkpoint.h"
 #include "mvcc/timestamp.h"
 #include "oplog/log_writer.h"
 #include "util/status.h"
@@ -51,16 +52,9 @@ struct CheckpointStats {
     mvcc::Timestamp lastFailureTs = mvcc::kNoTimestamp;  // the C that failure chose
 };
 
-/// What open() loaded.
-struct LoadedCheckpoint {
-    bool loaded = false;
-    uint64_t number = 0;
-    mvcc::Timestamp ts = mvcc::kNoTimestamp;
-    oplog::LogPosition logEnd;
-    uint64_t entries = 0;
-    uint64_t skipped = 0;  // newer checkpoints that were corrupt
-    std::string skippedReason;
-};
+/// What open() loaded (checkpoint/loaded_checkpoint.h: recovery/ below
+/// the engine reads it too).
+using checkpoint::LoadedCheckpoint;
 
 class Checkpointer {
   public:

@@ -1,7 +1,7 @@
 #include "engine/engine.h"
 
-#include "engine/durable_log.h"
-#include "engine/log_repair.h"
+#include "recovery/durable_log.h"
+#include "recovery/log_repair.h"
 
 #include <fmt/format.h>
 
@@ -14,6 +14,14 @@
 #include "lockmgr/raii_locks.h"
 
 namespace mvkv::engine {
+
+using recovery::DurableLog;
+using recovery::RepairOutcome;
+using recovery::damageError;
+using recovery::judgeDamage;
+using recovery::kRepairRecordName;
+using recovery::readRepairRecord;
+using recovery::repairLog;
 
 namespace {
 
@@ -234,7 +242,7 @@ Engine::~Engine() {
 Status Engine::clearRepairRecord() {
     if (!log_)
         return Status::IllegalOperation("an in-memory engine has no repair record");
-    if (Status s = engine::clearRepairRecord(options_.path); !s.ok())
+    if (Status s = recovery::clearRepairRecord(options_.path); !s.ok())
         return s;
     recovery_.repairsJson = "[]";
     recovery_.repairs = 0;

@@ -22,7 +22,6 @@
 #include "engine/catalog.h"
 #include "engine/checkpointer.h"
 #include "engine/document_lock_state.h"
-#include "engine/durable_log.h"
 #include "engine/engine_options.h"
 #include "engine/engine_stats.h"
 #include "engine/history_sweeper.h"
@@ -39,14 +38,13 @@
 #include "oplog/oplog_entry.h"
 #include "lockmgr/lock_manager.h"
 #include "mvcc/txn_manager.h"
+#include "recovery/durable_log.h"
 #include "util/epoch.h"
 #include "util/status.h"
 
 namespace mvkv::engine {
 
 class Session;
-class ChangeStream;
-struct ChangeStreamOptions;
 
 /// What opening a data directory found (zeros for an in-memory engine).
 struct RecoveryStats {
@@ -76,7 +74,7 @@ struct RecoveryStats {
     bool repaired = false;
     uint64_t repairLostCommits = 0;
     std::string salvageDir;
-    /// The repair record (engine/log_repair.h) as a JSON array, "[]" when
+    /// The repair record (recovery/log_repair.h) as a JSON array, "[]" when
     /// none; reported by every open until Engine::clearRepairRecord.
     std::string repairsJson = "[]";
     uint64_t repairs = 0;
@@ -119,13 +117,6 @@ class Engine {
     StatusWith<std::unique_ptr<oplog::OplogCursor>> openOplogCursor(
         oplog::OplogCursorOptions options);
 
-    /// Opens a change stream (engine/change_stream.h, docs/replication.md).
-    /// InvalidArgument for a bad namespace or resume token, or both
-    /// resumeAfter and startAtTimestamp; IllegalOperation for an engine
-    /// without an oplog. (A resume point capping dropped is reported by the
-    /// stream's first next(): ChangeStreamHistoryLost.)
-    StatusWith<std::unique_ptr<ChangeStream>> watch(ChangeStreamOptions options);
-
     /// The majority commit point (engine/majority_commit_point.h): while a
     /// replica set is attached, the newest timestamp a majority of its
     /// members made durable; standalone, the engine's own durable point
@@ -137,7 +128,7 @@ class Engine {
                                             std::chrono::steady_clock::time_point deadline);
     /// For a replica set (docs/replication.md): attach, advance, detach.
     MajorityCommitPoint& majorityCommitPoint() { return majority_; }
-    /// The replica set this engine is the primary of (engine/replica_set.h
+    /// The replica set this engine is the primary of (replication/replica_set.h
     /// installs it; null: standalone). Held while a commit waits on it.
     void setReplicationCoordinator(std::shared_ptr<ReplicationCoordinator> coordinator);
     std::shared_ptr<ReplicationCoordinator> replicationCoordinator() const;
@@ -274,7 +265,8 @@ class Engine {
     explicit Engine(EngineOptions options);
     /// Replays what the checkpoint does not hold of the recovered log, in
     /// log order, through a session (docs/oplog.md, "Recovery").
-    Status replay(const DurableLog::Recovered& recovered, const LoadedCheckpoint& checkpoint);
+    Status replay(const recovery::DurableLog::Recovered& recovered,
+                  const LoadedCheckpoint& checkpoint);
     /// Recovery: rebuilds a transaction the log left prepared, as prepared,
     /// under its logged id, on an engine session the table owns.
     Status rebuildPrepared(mvcc::TxnId txnId, mvcc::Timestamp prepareTs,
@@ -315,7 +307,7 @@ class Engine {
     Catalog catalog_;
     historystore::HistoryStore history_;
     HistorySweeper sweeper_;
-    std::unique_ptr<DurableLog> log_;  // null in memory
+    std::unique_ptr<recovery::DurableLog> log_;  // null in memory
     std::unique_ptr<oplog::Oplog> memOplog_;  // in memory, unless its cap is 0
     oplog::Oplog* oplog_ = nullptr;    // one of the two above, once logging_
     bool logging_ = false;             // commits are logged (from the end of recovery)

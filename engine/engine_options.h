@@ -16,7 +16,7 @@ namespace mvkv::engine {
 struct EngineOptions {
     /// Data directory. With a path (and inMemory false) every commit and
     /// catalog change is appended to the oplog there and replayed by the
-    /// next open (engine/durable_log.h); empty, or inMemory, means no files.
+    /// next open (recovery/durable_log.h); empty, or inMemory, means no files.
     std::string path;
     bool inMemory = false;
     /// Opens it as a replica's secondary (Engine::setSecondary) from the
@@ -32,7 +32,7 @@ struct EngineOptions {
     /// With repair the log is cut at the damage instead, after every
     /// segment cut is copied to DIR/salvage/<time>/ and the commits lost
     /// are listed in DIR/repair.json, which every later open reports until
-    /// Engine::clearRepairRecord (engine/log_repair.h; the shell's --repair
+    /// Engine::clearRepairRecord (recovery/log_repair.h; the shell's --repair
     /// and `repair clear`).
     bool repair = false;
 

@@ -9,6 +9,8 @@
 
 namespace mvkv::engine {
 
+using recovery::DurableLog;
+
 namespace {
 
 bool isDrop(const oplog::OplogEntry& e) {

@@ -9,7 +9,7 @@
 
 #include "engine/cursor.h"
 #include "engine/engine.h"
-#include "engine/durable_log.h"
+#include "recovery/durable_log.h"
 #include "engine/key_slot.h"
 #include "engine/ttl_value.h"
 #include "engine/visible_value.h"

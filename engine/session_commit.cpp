@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "engine/durable_log.h"
+#include "recovery/durable_log.h"
 #include "engine/engine.h"
 #include "engine/namespace.h"
 #include "engine/session.h"

@@ -4,7 +4,7 @@
 // wait of implicit readers for a prepared transaction to resolve.
 #include <fmt/format.h>
 
-#include "engine/durable_log.h"
+#include "recovery/durable_log.h"
 #include "engine/engine.h"
 #include "engine/namespace.h"
 #include "engine/op_scope.h"

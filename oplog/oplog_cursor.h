@@ -1,6 +1,6 @@
 // OplogCursor: reads the oplog in timestamp order from a starting
 // timestamp, up to the visible timestamp only, and (tailable) waits for
-// more: the base of change streams and of a replica (engine/replica.h).
+// more: the base of change streams and of a replica (replication/replica.h).
 //
 // Each call returns whole records (a transaction's entries together, even
 // when that passes maxEntries), filtered by namespace. A reader that fell

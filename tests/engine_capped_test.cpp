@@ -20,13 +20,14 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/replica.h"
+#include "replication/replica.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-// Change streams (engine/change_stream.h) and the in-memory oplog they and
+// Change streams (replication/change_stream.h) and the in-memory oplog they and
 // replicas read on an engine without a data directory. The stories: every
 // event type with its namespace and type filters; nothing above the
 // majority point; a token resumes after its event, also after a restart;
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/change_stream.h"
+#include "replication/change_stream.h"
 #include "engine/ttl_value.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
@@ -23,6 +23,7 @@
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;
@@ -37,7 +38,7 @@ EngineOptions inMemory(uint64_t oplogCap = 64ull << 20) {
 }
 
 std::unique_ptr<ChangeStream> watch(Engine& e, ChangeStreamOptions o = {}) {
-    auto s = e.watch(std::move(o));
+    auto s = openChangeStream(e, std::move(o));
     REQUIRE_MESSAGE(s.ok(), s.status().toString());
     return std::move(s).value();
 }
@@ -165,11 +166,14 @@ TEST_CASE("changestream: an event carries cluster time, txn id and a token; star
 
 TEST_CASE("changestream: bad options are refused and change nothing") {
     auto e = openEngine(inMemory());
-    CHECK(e->watch({"", {}, "nonsense", 0}).status().code() == StatusCode::kInvalidArgument);
-    CHECK(e->watch({"", {}, "01zz", 0}).status().code() == StatusCode::kInvalidArgument);
-    CHECK(e->watch({"", {}, encodeResumeToken({5, 0}), 3}).status().code() ==
+    CHECK(openChangeStream(*e, {"", {}, "nonsense", 0}).status().code() ==
           StatusCode::kInvalidArgument);
-    CHECK(e->watch({"bad db", {}, "", 0}).status().code() == StatusCode::kInvalidArgument);
+    CHECK(openChangeStream(*e, {"", {}, "01zz", 0}).status().code() ==
+          StatusCode::kInvalidArgument);
+    CHECK(openChangeStream(*e, {"", {}, encodeResumeToken({5, 0}), 3}).status().code() ==
+          StatusCode::kInvalidArgument);
+    CHECK(openChangeStream(*e, {"bad db", {}, "", 0}).status().code() ==
+          StatusCode::kInvalidArgument);
     CHECK(parseChangeOp("replace").status().code() == StatusCode::kInvalidArgument);
     CHECK(parseChangeOp("dropDatabase").value() == ChangeOp::kDropDatabase);
     auto token = decodeResumeToken(encodeResumeToken({0x1234, 7}));
@@ -177,7 +181,7 @@ TEST_CASE("changestream: bad options are refused and change nothing") {
     CHECK(token.value() == ResumePosition{0x1234, 7});
     auto none = openEngine(inMemory(0));
     CHECK(none->oplog() == nullptr);
-    CHECK(none->watch({}).status().code() == StatusCode::kIllegalOperation);
+    CHECK(openChangeStream(*none, {}).status().code() == StatusCode::kIllegalOperation);
     CHECK(none->openOplogCursor({}).status().code() == StatusCode::kIllegalOperation);
 }
 
@@ -312,7 +316,7 @@ TEST_CASE("changestream: ChangeStreamHistoryLost once the in-memory oplog is cap
     CHECK(st.inMemory);
     CHECK(st.recordsDropped > 0);
     CHECK(st.bytes <= 4096);
-    auto lost = e->watch({"db.c", {}, firstToken, 0});
+    auto lost = openChangeStream(*e, {"db.c", {}, firstToken, 0});
     REQUIRE(lost.ok());  // reported by the stream's first read
     auto r = lost.value()->next(0ms);
     CHECK(r.status().code() == StatusCode::kChangeStreamHistoryLost);

@@ -1,4 +1,4 @@
-// Checkpoint files (engine/checkpoint_file.h): entries of several
+// Checkpoint files (checkpoint/checkpoint_file.h): entries of several
 // collections round-trip in order, binary bytes and values larger than a
 // block included; an empty checkpoint is valid; only complete files under
 // final names are listed; a writer dropped before finish leaves nothing; the
@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint_file.h"
-#include "engine/checkpoint_format.h"
+#include "checkpoint/checkpoint_file.h"
+#include "checkpoint/checkpoint_format.h"
 #include "oplog/log_format.h"
 #include "tests/status_check.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
 
 using namespace mvkv;
-using namespace mvkv::engine;
+using namespace mvkv::checkpoint;
 using mvkv::testing::mustOk;
 using mvkv::testing::TempDir;
 

@@ -24,12 +24,13 @@
 #include <random>
 #include <thread>
 
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::checkpoint;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;
@@ -199,6 +200,41 @@ TEST_CASE("checkpoint: a corrupt newest checkpoint falls back to the previous on
     CHECK_FALSE(engine->recovery().checkpointLoaded);
     CHECK(engine->recovery().checkpointsSkipped >= 2);
     CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2,c=3");
+}
+
+TEST_CASE("checkpoint: a newest checkpoint whose collection options the engine refuses is skipped as corrupt") {
+    // The file format checks only its own fields (checkpoint/checkpoint_file.h);
+    // the engine checks the options it loads, and falls back as for damage.
+    TempDir dir("mvkv-checkpoint-test");
+    {
+        auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+        auto s = engine->openSession();
+        mustOk(s->createCollection("db.c"));
+        mustOk(s->put("db.c", "a", "1"));
+        mustOk(engine->checkpoint());
+        mustOk(s->put("db.c", "b", "2"));
+    }
+    auto listed = listCheckpoints(dir.path);
+    REQUIRE_OK(listed.status());
+    REQUIRE(listed.value().size() == 1);
+    const uint64_t good = listed.value().front().number;
+    CheckpointMeta bad;
+    bad.number = good + 1;
+    bad.ts = 1;
+    bad.collections = {"db.c"};
+    bad.options = {StoredCollectionOptions{true, 0, 0, std::nullopt}};  // capped, size 0
+    auto writer = CheckpointWriter::create(dir.path, bad);
+    REQUIRE_OK(writer.status());
+    mustOk(writer.value()->add(0, "z", "9", 1));
+    mustOk(writer.value()->finish());
+    mustOk(verifyCheckpoint(writer.value()->path(), nullptr));  // a well-formed file
+
+    auto engine = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
+    const RecoveryStats& r = engine->recovery();
+    CHECK(r.checkpointsSkipped == 1);
+    CHECK(r.checkpointNumber == good);
+    CHECK(r.checkpointSkipReason.find("db.c") != std::string::npos);
+    CHECK(scanAll(*engine->openSession(), "db.c") == "a=1,b=2");
 }
 
 TEST_CASE("checkpoint: every checkpoint corrupt after the oplog was capped is refused, clearly") {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/log_repair.h"
+#include "recovery/log_repair.h"
 #include "oplog/log_format.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"

@@ -23,13 +23,14 @@
 #include <vector>
 
 #include "engine/document_locks.h"
-#include "engine/replica.h"
+#include "replication/replica.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using json = nlohmann::json;
 using mvkv::testing::TempDir;

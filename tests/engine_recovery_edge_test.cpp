@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 #include "lockmgr/raii_locks.h"
 #include "oplog/log_format.h"
 #include "oplog/oplog_cursor.h"

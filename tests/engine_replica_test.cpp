@@ -1,4 +1,4 @@
-// A replica (engine/replica.h): a second engine tails a durable primary's
+// A replica (replication/replica.h): a second engine tails a durable primary's
 // oplog and applies it in parallel batches. The stories: it ends up holding
 // the primary's data, commands included; a reader at readOptions() sees
 // exactly the primary as of that timestamp while both are busy; one worker
@@ -14,12 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "engine/replica.h"
+#include "replication/replica.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;

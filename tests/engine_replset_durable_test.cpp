@@ -1,4 +1,4 @@
-// Durable members of a replica set (engine/replica_set.h, addSecondary(path);
+// Durable members of a replica set (replication/replica_set.h, addSecondary(path);
 // docs/replication.md, "Durable members"): the apply is logged in the
 // primary's timestamp order, so the secondary's own directory replays to the
 // primary's data at the primary's timestamps; a reopened member resumes after
@@ -15,13 +15,14 @@
 #include <thread>
 #include <vector>
 
-#include "engine/replica_set.h"
+#include "replication/replica_set.h"
 #include "tests/engine_test_util.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-// A replica set in one process (engine/replica_set.h) with write and read
+// A replica set in one process (replication/replica_set.h) with write and read
 // concerns (engine/write_concern.h). The stories: seed 003's last quiz
 // question (a {w: 1} write is unseen by a majority read until a majority
 // has it); {w: "majority"} with one of three members paused succeeds and
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/document_locks.h"
-#include "engine/replica_set.h"
+#include "replication/replica_set.h"
 #include "mvkv/failpoint.h"
 #include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
@@ -26,6 +26,7 @@
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/checkpoint_file.h"
-#include "engine/replica.h"
+#include "checkpoint/checkpoint_file.h"
+#include "replication/replica.h"
 #include "engine/ttl_monitor.h"
 #include "oplog/log_format.h"
 #include "tests/engine_test_util.h"
@@ -30,6 +30,8 @@
 
 using namespace mvkv;
 using namespace mvkv::engine;
+using namespace mvkv::replication;
+using namespace mvkv::checkpoint;
 using namespace mvkv::engine::testing;
 using mvkv::testing::TempDir;
 using namespace std::chrono_literals;
@@ -89,7 +91,7 @@ std::optional<int64_t> optionOf(Engine& e, std::string_view ns) {
     return std::nullopt;
 }
 
-// The format version in a checkpoint file's header (engine/checkpoint_file.h).
+// The format version in a checkpoint file's header (checkpoint/checkpoint_file.h).
 uint32_t checkpointVersion(const std::string& dir) {
     auto listed = listCheckpoints(dir);
     REQUIRE_OK(listed.status());

@@ -1,4 +1,4 @@
-#include "engine/change_stream.h"
+#include "replication/change_stream.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,13 @@
 #include "engine/namespace.h"
 #include "engine/ttl_value.h"
 
-namespace mvkv::engine {
+namespace mvkv::replication {
+
+using engine::Collection;
+using engine::CollectionOptions;
+using engine::Engine;
+using engine::Namespace;
+using engine::ttlUserValue;
 
 namespace {
 
@@ -93,8 +99,10 @@ StatusWith<ResumePosition> decodeResumeToken(std::string_view token) {
     return ResumePosition{ts, static_cast<uint32_t>(index)};
 }
 
-StatusWith<std::unique_ptr<ChangeStream>> Engine::watch(ChangeStreamOptions options) {
-    if (!logging_)
+StatusWith<std::unique_ptr<ChangeStream>> openChangeStream(Engine& engine,
+                                                          ChangeStreamOptions options) {
+    oplog::Oplog* const log = engine.oplog();
+    if (!log)
         return Status::IllegalOperation(
             "this in-memory engine keeps no oplog (inMemoryOplogCapBytes is 0), so it has no "
             "change streams; open it with a cap, or on a path");
@@ -120,9 +128,9 @@ StatusWith<std::unique_ptr<ChangeStream>> Engine::watch(ChangeStreamOptions opti
         start = {options.startAtTimestamp - 1, UINT64_MAX};
     } else {
         // Now: everything committed before the call counts as before it.
-        start = {std::min(majorityCommitTs(), oplog_->refreshVisibility()), UINT64_MAX};
+        start = {std::min(engine.majorityCommitTs(), log->refreshVisibility()), UINT64_MAX};
     }
-    return std::make_unique<ChangeStream>(*this, *oplog_, std::move(options), start, skip);
+    return std::make_unique<ChangeStream>(engine, *log, std::move(options), start, skip);
 }
 
 ChangeStream::ChangeStream(Engine& engine, oplog::Oplog& oplog, ChangeStreamOptions options,
@@ -256,4 +264,4 @@ StatusWith<std::optional<ChangeEvent>> ChangeStream::next(std::chrono::milliseco
     return std::optional<ChangeEvent>(std::move(ev));
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

@@ -1,4 +1,4 @@
-#include "engine/replica.h"
+#include "replication/replica.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,14 @@
 
 #include "util/printable.h"
 
-namespace mvkv::engine {
+namespace mvkv::replication {
+
+using engine::CollectionOptions;
+using engine::Engine;
+using engine::Session;
+using engine::TxnOptions;
+using engine::parseCollModCommand;
+using engine::parseCreateCommand;
 
 namespace {
 
@@ -453,4 +460,4 @@ ReplicaStats ReplicaApplier::stats() const {
     return out;
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

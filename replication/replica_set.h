@@ -5,7 +5,7 @@
 // - Member 0 is the primary, an engine the caller owns. Members 1..N are
 //   engines the set owns, in memory or on their own data directories
 //   (addSecondary(path)), each followed by a ReplicaApplier
-//   (engine/replica.h) reading the primary's oplog through
+//   (replication/replica.h) reading the primary's oplog through
 //   Engine::openOplogCursor; a durable one logs the apply in the primary's
 //   timestamp order, and reopened resumes after its own newest timestamp.
 // - Each member reports its last applied and last durable timestamp. The
@@ -40,19 +40,19 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "engine/replica.h"
+#include "replication/replica.h"
 #include "engine/write_concern.h"
 #include "mvcc/timestamp.h"
 #include "util/status.h"
 
-namespace mvkv::engine {
+namespace mvkv::replication {
 
 struct ReplicaSetOptions {
     /// For every secondary's applier (startAfter and onApplied are the set's).
     ReplicaOptions applier;
     /// For every secondary's engine (addSecondary() forces inMemory on,
     /// addSecondary(path) off with that path).
-    EngineOptions secondary;
+    engine::EngineOptions secondary;
     /// A primary whose oplog syncs only when asked (sync mode write or
     /// none) is synced for the members' reports at most this often (MongoDB's
     /// journal commitIntervalMs); a {w: "majority"} commit asks at once.
@@ -72,7 +72,7 @@ class ReplicaSet {
   public:
     /// A set of one (the primary); addSecondary() grows it. IllegalOperation
     /// when `primary` is already the primary of a set.
-    static StatusWith<std::unique_ptr<ReplicaSet>> start(Engine& primary,
+    static StatusWith<std::unique_ptr<ReplicaSet>> start(engine::Engine& primary,
                                                          ReplicaSetOptions options = {});
     ~ReplicaSet();
     ReplicaSet(const ReplicaSet&) = delete;
@@ -107,8 +107,8 @@ class ReplicaSet {
     mvcc::Timestamp majorityCommitTs() const;
     /// A secondary's engine, for reads (null for an unknown id or 0), and
     /// its read options (at its last applied batch).
-    Engine* secondary(int id);
-    TxnOptions readOptions(int id) const;
+    engine::Engine* secondary(int id);
+    engine::TxnOptions readOptions(int id) const;
     /// OK once secondary `id` applied `ts` (ReplicaApplier::waitApplied;
     /// IllegalOperation while it is paused). Membership changes wait
     /// while it waits.
@@ -118,21 +118,21 @@ class ReplicaSet {
     class Coordinator;
     struct Member {
         int id = 0;
-        std::unique_ptr<Engine> engine;
+        std::unique_ptr<engine::Engine> engine;
         std::unique_ptr<ReplicaApplier> applier;  // null while paused
         mvcc::Timestamp pausedAt = mvcc::kNoTimestamp;
     };
-    ReplicaSet(Engine& primary, ReplicaSetOptions options);
+    ReplicaSet(engine::Engine& primary, ReplicaSetOptions options);
     Member* find(int id) const;
     /// Secondary `id` for pause/resume: IllegalOperation for 0, NotFound.
     StatusWith<Member*> pausable(int id) const;
     StatusWith<std::unique_ptr<ReplicaApplier>> startApplier(Member& m, mvcc::Timestamp after);
-    StatusWith<int> addMember(EngineOptions eo);
+    StatusWith<int> addMember(engine::EngineOptions eo);
     /// Where a secondary engine's apply starts (its recovered newest
     /// timestamp), checked against the primary's oplog.
-    StatusWith<mvcc::Timestamp> resumePoint(Engine& secondary) const;
+    StatusWith<mvcc::Timestamp> resumePoint(engine::Engine& secondary) const;
 
-    Engine& primary_;
+    engine::Engine& primary_;
     const ReplicaSetOptions options_;
     std::shared_ptr<Coordinator> coordinator_;
     /// Membership changes (add, pause, resume) one at a time; never held
@@ -141,4 +141,4 @@ class ReplicaSet {
     std::vector<std::unique_ptr<Member>> members_;  // GUARDED_BY(controlMutex_); secondaries
 };
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

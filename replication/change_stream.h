@@ -1,5 +1,5 @@
 // ChangeStream: MongoDB's change streams over the oplog (docs/replication.md,
-// "Change streams"). Engine::watch opens one; next() returns the change
+// "Change streams"). openChangeStream opens one; next() returns the change
 // events (insert, update, delete, drop, dropDatabase) of the namespaces and
 // operation types asked for, in oplog order.
 //
@@ -45,8 +45,10 @@
 #include "util/status.h"
 
 namespace mvkv::engine {
-
 class Engine;
+}
+
+namespace mvkv::replication {
 
 enum class ChangeOp : uint8_t { kInsert, kUpdate, kDelete, kDrop, kDropDatabase };
 
@@ -94,10 +96,20 @@ std::string encodeResumeToken(ResumePosition pos);
 /// encodeResumeToken did not make.
 StatusWith<ResumePosition> decodeResumeToken(std::string_view token);
 
+class ChangeStream;
+
+/// Opens a change stream on `engine` (MongoDB's watch). InvalidArgument for
+/// a bad namespace or resume token, or both resumeAfter and
+/// startAtTimestamp; IllegalOperation for an engine without an oplog. (A
+/// resume point capping dropped is reported by the stream's first next():
+/// ChangeStreamHistoryLost.)
+StatusWith<std::unique_ptr<ChangeStream>> openChangeStream(engine::Engine& engine,
+                                                          ChangeStreamOptions options);
+
 class ChangeStream {
   public:
-    /// Engine::watch is the way to open one (it checks the options).
-    ChangeStream(Engine& engine, oplog::Oplog& oplog, ChangeStreamOptions options,
+    /// openChangeStream is the way to open one (it checks the options).
+    ChangeStream(engine::Engine& engine, oplog::Oplog& oplog, ChangeStreamOptions options,
                  oplog::RecordKey start, std::optional<ResumePosition> skipThrough);
 
     /// The next event: waits up to `wait` for one; nullopt when none came.
@@ -117,7 +129,7 @@ class ChangeStream {
     bool opMatches(ChangeOp op) const;
     bool isTtl(const std::string& ns);
 
-    Engine& engine_;
+    engine::Engine& engine_;
     oplog::Oplog& oplog_;
     const ChangeStreamOptions options_;
     oplog::RecordKey position_;  // the last record read
@@ -133,4 +145,4 @@ class ChangeStream {
     std::vector<oplog::OplogEntry> decoded_;
 };
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

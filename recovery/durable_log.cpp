@@ -1,4 +1,4 @@
-#include "engine/durable_log.h"
+#include "recovery/durable_log.h"
 
 #include "oplog/log_format.h"
 #include "util/file_sync.h"
@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace mvkv::engine {
+namespace mvkv::recovery {
 
 namespace {
 
@@ -219,4 +219,4 @@ DurableLog::~DurableLog() {
     }
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::recovery

@@ -10,16 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 #include "oplog/log_format.h"
 #include "util/file_sync.h"
 #include "util/status.h"
 
-namespace mvkv::engine::checkpoint_format {
+namespace mvkv::checkpoint::checkpoint_format {
 
 using oplog::getU32;
 using oplog::getU64;
@@ -41,6 +42,9 @@ constexpr size_t kOptionsBytes = 1 + 8 + 8;
 /// Version 3, per collection after the version 2 options: TTL (u8), its
 /// expireAfterSeconds (u64).
 constexpr size_t kTtlOptionsBytes = 1 + 8;
+/// The options' u64 fields hold int64 values (StoredCollectionOptions):
+/// readers take a larger one for damage.
+constexpr uint64_t kMaxStoredValue = uint64_t{INT64_MAX};
 /// Version 2, per entry of a capped collection: its timestamp (u64).
 constexpr size_t kEntryTsBytes = 8;
 /// CheckpointWriter::add: collection index, key length, value length (u32
@@ -81,4 +85,4 @@ inline void append(std::string& out, T v) {
 }
 
 
-}  // namespace mvkv::engine::checkpoint_format
+}  // namespace mvkv::checkpoint::checkpoint_format

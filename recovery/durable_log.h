@@ -4,7 +4,7 @@
 // marker, scans the oplog and returns the good records, in log order, for
 // the engine to replay, with any damage described and the records found
 // past it; it changes nothing on disk. The engine judges the damage
-// (engine/log_repair.h) and cuts it with cut() only when it is a torn tail
+// (recovery/log_repair.h) and cuts it with cut() only when it is a torn tail
 // or a repair was asked for; startOplog() then hands the log to a running
 // Oplog that appends, indexes, publishes visibility and caps it. The
 // destructor closes the log and, when every record reached the disk,
@@ -27,7 +27,7 @@
 #include "oplog/oplog_entry.h"
 #include "util/status.h"
 
-namespace mvkv::engine {
+namespace mvkv::recovery {
 
 class DurableLog {
   public:
@@ -88,4 +88,4 @@ class DurableLog {
     std::unique_ptr<oplog::Oplog> oplog_;
 };
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::recovery

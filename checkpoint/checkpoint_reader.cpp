@@ -1,5 +1,5 @@
 // Reading checkpoint files back (checkpoint_file.h): verify, read, list, prune.
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/checkpoint_format.h"
+#include "checkpoint/checkpoint_format.h"
 
-namespace mvkv::engine {
+namespace mvkv::checkpoint {
 
 using namespace checkpoint_format;
 
@@ -125,12 +125,13 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
         std::string_view name;
         good = c.u32(&len) && c.bytes(len, &name);
         meta.collections.emplace_back(name);
-        CollectionOptions o;
+        StoredCollectionOptions o;
         if (good && version >= 2) {
             std::string_view flag;
             uint64_t size = 0, max = 0;
             good = c.bytes(1, &flag) && c.u64(&size) && c.u64(&max) &&
-                   (flag[0] == 0 || flag[0] == 1);
+                   (flag[0] == 0 || flag[0] == 1) && size <= kMaxStoredValue &&
+                   max <= kMaxStoredValue;
             o.capped = good && flag[0] == 1;
             o.cappedSizeBytes = static_cast<int64_t>(size);
             o.cappedMaxDocs = static_cast<int64_t>(max);
@@ -139,11 +140,10 @@ Status scanCheckpoint(const std::string& path, CheckpointMeta* out, const EntryF
             std::string_view flag;
             uint64_t seconds = 0;
             good = c.bytes(1, &flag) && c.u64(&seconds) && (flag[0] == 0 || flag[0] == 1) &&
-                   (flag[0] == 1 || seconds == 0) && seconds <= uint64_t(kMaxExpireAfterSeconds);
+                   (flag[0] == 1 || seconds == 0) && seconds <= kMaxStoredValue;
             if (good && flag[0] == 1)
                 o.expireAfterSeconds = static_cast<int64_t>(seconds);
         }
-        good = good && validateCollectionOptions(o).ok();
         meta.options.push_back(o);
         capped.push_back(o.capped);
     }
@@ -261,4 +261,4 @@ Status pruneCheckpoints(const std::string& dir, size_t keep) {
     return doomed.empty() ? Status::OK() : syncDirectory(dir);
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::checkpoint

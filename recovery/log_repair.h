@@ -23,11 +23,11 @@
 
 #include <string>
 
-#include "engine/checkpointer.h"
-#include "engine/durable_log.h"
+#include "checkpoint/loaded_checkpoint.h"
+#include "recovery/durable_log.h"
 #include "util/status.h"
 
-namespace mvkv::engine {
+namespace mvkv::recovery {
 
 /// The repair record's file in the data directory.
 inline constexpr const char* kRepairRecordName = "repair.json";
@@ -36,7 +36,7 @@ inline constexpr const char* kRepairRecordName = "repair.json";
 /// clean-shutdown note or the checkpoint's log position lies past where the
 /// log ends.
 void judgeDamage(const std::string& dir, DurableLog::Recovered* recovered,
-                 const LoadedCheckpoint& checkpoint);
+                 const checkpoint::LoadedCheckpoint& checkpoint);
 
 /// The error for corruption left unrepaired: Corruption naming the file, the
 /// offset, the reason, the good records and bytes that follow, and how to
@@ -53,7 +53,7 @@ struct RepairOutcome {
 /// copy, the record or the cut fails; the log is cut only after the copies
 /// and the record are durable.
 Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
-                 const LoadedCheckpoint& checkpoint, RepairOutcome* out);
+                 const checkpoint::LoadedCheckpoint& checkpoint, RepairOutcome* out);
 
 /// The repair record as JSON (an array of repairs, oldest first); "[]" when
 /// there is none. Corruption when the file does not parse.
@@ -61,4 +61,4 @@ StatusWith<std::string> readRepairRecord(const std::string& dir);
 /// Removes the repair record (the salvage copies stay).
 Status clearRepairRecord(const std::string& dir);
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::recovery

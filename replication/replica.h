@@ -96,7 +96,7 @@
 #include "oplog/oplog_entry.h"
 #include "util/status.h"
 
-namespace mvkv::engine {
+namespace mvkv::replication {
 
 struct ReplicaOptions {
     size_t workers = 4;             // apply threads (>= 1)
@@ -112,7 +112,7 @@ struct ReplicaOptions {
     mvcc::Timestamp startAfter = mvcc::kNoTimestamp;
     /// Called on the tailing thread after each publication and each sync
     /// with the new lastAppliedTs() and lastDurableTs() (a replica set's
-    /// report, engine/replica_set.h). It must not call back into this
+    /// report, replication/replica_set.h). It must not call back into this
     /// applier.
     std::function<void(mvcc::Timestamp applied, mvcc::Timestamp durable)> onApplied;
     /// A durable secondary whose sync mode is not kFsync: sync its oplog
@@ -148,7 +148,8 @@ class ReplicaApplier {
     /// IllegalOperation for a primary without an oplog (in memory with
     /// inMemoryOplogCapBytes 0); the secondary's refusal to move its stable
     /// timestamp to startAfter.
-    static StatusWith<std::unique_ptr<ReplicaApplier>> start(Engine& primary, Engine& secondary,
+    static StatusWith<std::unique_ptr<ReplicaApplier>> start(engine::Engine& primary,
+                                                             engine::Engine& secondary,
                                                              ReplicaOptions options = {});
     ~ReplicaApplier();  // stop()
     ReplicaApplier(const ReplicaApplier&) = delete;
@@ -169,7 +170,7 @@ class ReplicaApplier {
     /// For readers of the secondary: {readTs = lastAppliedTs()}. Until the
     /// first publication readTs is 0, which means "newest" and may show a
     /// batch in progress: waitApplied() first.
-    TxnOptions readOptions() const { return TxnOptions{lastAppliedTs(), false}; }
+    engine::TxnOptions readOptions() const { return engine::TxnOptions{lastAppliedTs(), false}; }
     /// OK once lastAppliedTs() >= ts; the applier's error if it stopped on
     /// one; IllegalOperation if it was stopped first; Busy after `timeout`.
     Status waitApplied(mvcc::Timestamp ts, std::chrono::milliseconds timeout) const;
@@ -179,14 +180,14 @@ class ReplicaApplier {
 
   private:
     struct Worker {
-        std::unique_ptr<Session> session;
+        std::unique_ptr<engine::Session> session;
         std::vector<uint32_t> share;  // indices into the run; filled while idle
         Status error;                 // of its last share
         std::thread thread;
     };
     using Entries = std::vector<oplog::OplogEntry>;
 
-    ReplicaApplier(Engine& secondary, ReplicaOptions options,
+    ReplicaApplier(engine::Engine& secondary, ReplicaOptions options,
                    std::unique_ptr<oplog::OplogCursor> cursor);
     void tailLoop();
     /// Reads the next batch into *batch (empty on timeout), completing its
@@ -197,8 +198,9 @@ class ReplicaApplier {
     Status applyRun(const Entries& batch, size_t begin, size_t end);
     Status applyCommand(const oplog::OplogEntry& e);
     void workerLoop(Worker& w);
-    Status applyShare(Session& session, const Entries& batch, const std::vector<uint32_t>& share);
-    Status applyWrite(Session& session, const oplog::OplogEntry& e);
+    Status applyShare(engine::Session& session, const Entries& batch,
+                      const std::vector<uint32_t>& share);
+    Status applyWrite(engine::Session& session, const oplog::OplogEntry& e);
     /// Runs `op` again while it times out on a lock, until stop().
     template <typename Op>
     Status retryLockTimeouts(Op&& op);
@@ -211,7 +213,7 @@ class ReplicaApplier {
     /// A durable secondary's oplog synced: lastDurableTs() = lastAppliedTs().
     Status syncDurable();
 
-    Engine& secondary_;
+    engine::Engine& secondary_;
     const ReplicaOptions options_;
     std::atomic<bool> stopping_{false};
     std::atomic<mvcc::Timestamp> lastApplied_;
@@ -223,7 +225,7 @@ class ReplicaApplier {
 
     // The tailing thread's own.
     std::unique_ptr<oplog::OplogCursor> cursor_;
-    std::unique_ptr<Session> commandSession_;
+    std::unique_ptr<engine::Session> commandSession_;
     Entries carry_;                    // a peeked record that begins the next batch
     bool commandInterrupted_ = false;  // stop() cut a command's lock wait short
 
@@ -249,4 +251,4 @@ class ReplicaApplier {
     std::thread tailer_;
 };
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

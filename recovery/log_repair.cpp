@@ -1,4 +1,4 @@
-#include "engine/log_repair.h"
+#include "recovery/log_repair.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include "util/file_sync.h"
 #include "util/printable.h"
 
-namespace mvkv::engine {
+namespace mvkv::recovery {
 
 namespace fs = std::filesystem;
 
@@ -121,7 +121,7 @@ bool validRepairRecord(const nlohmann::json& j) {
 }  // namespace
 
 void judgeDamage(const std::string& dir, DurableLog::Recovered* recovered,
-                 const LoadedCheckpoint& checkpoint) {
+                 const checkpoint::LoadedCheckpoint& checkpoint) {
     oplog::LogTail& tail = recovered->tail;
     if (tail.damage == oplog::LogDamage::kCorruption)
         return;
@@ -200,7 +200,7 @@ Status damageError(const std::string& dir, const DurableLog::Recovered& recovere
 }
 
 Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
-                 const LoadedCheckpoint& checkpoint, RepairOutcome* out) {
+                 const checkpoint::LoadedCheckpoint& checkpoint, RepairOutcome* out) {
     *out = RepairOutcome{};
     const std::string& dir = log.dir();
     const oplog::LogTail& tail = recovered.tail;
@@ -306,4 +306,4 @@ Status clearRepairRecord(const std::string& dir) {
     return removeFileDurably(dir, kRepairRecordName);
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::recovery

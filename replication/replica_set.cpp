@@ -1,4 +1,4 @@
-#include "engine/replica_set.h"
+#include "replication/replica_set.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,14 @@
 
 #include "failpoint/failpoints.h"
 
-namespace mvkv::engine {
+namespace mvkv::replication {
+
+using engine::Engine;
+using engine::EngineOptions;
+using engine::ReplicationCoordinator;
+using engine::Session;
+using engine::TxnOptions;
+using engine::WriteConcern;
 
 namespace {
 
@@ -531,4 +538,4 @@ Status ReplicaSet::waitApplied(int id, mvcc::Timestamp ts,
     return m->applier->waitApplied(ts, timeout);
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::replication

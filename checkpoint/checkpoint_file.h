@@ -14,6 +14,7 @@
 //             and, in version 2 and later, its options: capped (u8, 0 or 1),
 //             capped size (u64), capped max (u64) and, in version 3, TTL (u8,
 //             0 or 1) and expireAfterSeconds (u64; 0 when not TTL)
+//             (StoredCollectionOptions below)
 //   blocks  : kind 1 (u8), then entries until the payload ends, each:
 //             collection index (u32), key length (u32), key, value length
 //             (u32), value and, in version 2 and later for a capped
@@ -47,16 +48,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "engine/collection_options.h"
 #include "mvcc/timestamp.h"
 #include "oplog/log_writer.h"
 #include "util/status.h"
 
-namespace mvkv::engine {
+namespace mvkv::checkpoint {
 
 /// The newest version written (with a TTL collection; 2 with a capped one
 /// and no TTL one; 1 with neither).
@@ -66,13 +67,29 @@ inline constexpr size_t kCheckpointBlockBytes = 256 * 1024;
 /// Larger parts are refused by the writer and taken for damage by readers.
 inline constexpr uint32_t kCheckpointMaxPartBytes = 64u << 20;
 
+/// A collection's options as the header records them (format versions 2
+/// and 3). The file format lies below the engine, so it keeps its own record
+/// of them: the engine converts its CollectionOptions to and from it
+/// (engine/checkpointer.cpp) and checks the values it loads, treating a
+/// checkpoint with options it refuses as corrupt. Readers check only what the
+/// format fixes: flags 0 or 1, no expireAfterSeconds without TTL, and values
+/// that fit an int64.
+struct StoredCollectionOptions {
+    bool capped = false;
+    int64_t cappedSizeBytes = 0;  // capped only
+    int64_t cappedMaxDocs = 0;    // capped only
+    std::optional<int64_t> expireAfterSeconds;  // set: a TTL collection
+
+    bool operator==(const StoredCollectionOptions&) const = default;
+};
+
 struct CheckpointMeta {
     uint64_t number = 0;
     mvcc::Timestamp ts = 0;
     oplog::LogPosition logEnd;             // end of the oplog when the checkpoint began
     std::vector<std::string> collections;  // namespaces, index = collection number in entries
     /// Parallel to collections, or empty (every collection ordinary).
-    std::vector<CollectionOptions> options;
+    std::vector<StoredCollectionOptions> options;
     uint64_t entries = 0;                  // filled by verify/read
     uint64_t fileBytes = 0;                // filled by verify/read
 };
@@ -163,4 +180,4 @@ Status readCheckpointEntries(const std::string& path, CheckpointMeta* meta,
 /// fsyncs the directory if it removed anything. IOError names the file.
 Status pruneCheckpoints(const std::string& dir, size_t keep);
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::checkpoint

@@ -1,5 +1,5 @@
 // CheckpointWriter (checkpoint_file.h): header, blocks, trailer, then fsync, rename and directory fsync.
-#include "engine/checkpoint_file.h"
+#include "checkpoint/checkpoint_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,11 +12,11 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/checkpoint_format.h"
+#include "checkpoint/checkpoint_format.h"
 #include "failpoint/failpoints.h"
 #include "oplog/oplog_entry.h"
 
-namespace mvkv::engine {
+namespace mvkv::checkpoint {
 
 using namespace checkpoint_format;
 
@@ -66,7 +66,8 @@ StatusWith<std::unique_ptr<CheckpointWriter>> CheckpointWriter::create(const std
                             meta.number, kCheckpointMaxPartBytes));
         append<uint32_t>(header, static_cast<uint32_t>(name.size()));
         header.append(name);
-        const CollectionOptions o = meta.options.empty() ? CollectionOptions{} : meta.options[i];
+        const StoredCollectionOptions o =
+            meta.options.empty() ? StoredCollectionOptions{} : meta.options[i];
         if (version >= 2) {
             header.push_back(o.capped ? 1 : 0);
             append<uint64_t>(header, static_cast<uint64_t>(o.capped ? o.cappedSizeBytes : 0));
@@ -197,4 +198,4 @@ Status CheckpointWriter::finish() {
     return Status::OK();
 }
 
-}  // namespace mvkv::engine
+}  // namespace mvkv::checkpoint
