@@ -21,7 +21,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/store.h"
+#include "store.h"
 
 namespace mvkv::bench {
 namespace {

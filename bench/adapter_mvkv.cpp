@@ -15,7 +15,7 @@
 
 #include <mvkv/mvkv.h>
 
-#include "bench/store.h"
+#include "store.h"
 
 #ifndef MVKV_VERSION
 #define MVKV_VERSION "unknown"

@@ -29,7 +29,7 @@
 // remove, and the two are not atomic (two threads removing one key may both
 // see OK). Transactions read at the snapshot taken at begin (ReadOptions::
 // snapshot; set_snapshot=true alone would only date the conflict check).
-#include "bench/store.h"
+#include "store.h"
 
 #if defined(MVKV_HAVE_ROCKSDB)
 #include <fmt/format.h>

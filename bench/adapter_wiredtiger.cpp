@@ -38,7 +38,7 @@
 // the caller aborts.
 // Cursors are reset after every operation so they never pin a snapshot or a
 // page between operations.
-#include "bench/store.h"
+#include "store.h"
 
 #if defined(MVKV_HAVE_WIREDTIGER)
 #include <fmt/format.h>

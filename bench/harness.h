@@ -38,11 +38,12 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "bench/latency_histogram.h"
-#include "bench/workload.h"
-#include "util/status.h"
+#include "latency_histogram.h"
+#include "workload.h"
+#include "mvkv/status.h"
 
 namespace mvkv::bench {
 
@@ -224,6 +225,13 @@ Measurement repeatRuns(int repeat, RunOnce&& runOnce) {
 inline void must(const Status& s, std::string_view what) {
     if (!s.ok())
         throw std::runtime_error(std::string(what) + ": " + s.toString());
+}
+
+/// must() for a StatusWith: its value once it holds one.
+template <class T>
+T mustValue(StatusWith<T>&& result, std::string_view what) {
+    must(result.status(), what);
+    return std::move(result).value();
 }
 
 // ---- Glue between the harness and the workload API ----

@@ -1,5 +1,5 @@
 // Keys, values and random choices (keys.h).
-#include "bench/keys.h"
+#include "keys.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The latency histogram (latency_histogram.h).
-#include "bench/latency_histogram.h"
+#include "latency_histogram.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,5 +1,5 @@
 // List-append transactions on mvkv (listappend.h).
-#include "bench/listappend.h"
+#include "listappend.h"
 
 #include <charconv>
 
@@ -37,7 +37,7 @@ std::string listKey(int64_t key) { return "k" + std::to_string(key); }
 
 namespace {
 
-Status readList(engine::Session& session, std::string_view ns, int64_t key,
+Status readList(Session& session, std::string_view ns, int64_t key,
                 std::vector<int64_t>* list) {
     std::string value;
     Status s = session.get(ns, listKey(key), &value);
@@ -50,8 +50,8 @@ Status readList(engine::Session& session, std::string_view ns, int64_t key,
     return decodeList(value, list);
 }
 
-Status runOps(engine::Session& session, std::string_view ns, std::vector<check::MicroOp>& ops,
-              engine::Session* readSession) {
+Status runOps(Session& session, std::string_view ns, std::vector<check::MicroOp>& ops,
+              Session* readSession) {
     std::vector<int64_t> list;
     for (check::MicroOp& op : ops) {
         if (op.kind == check::MicroOp::Kind::kRead) {
@@ -67,15 +67,15 @@ Status runOps(engine::Session& session, std::string_view ns, std::vector<check::
         if (Status s = session.put(ns, listKey(op.key), encodeList(list)); !s.ok())
             return s;
     }
-    return session.commit();
+    return session.commit().status();
 }
 
 }  // namespace
 
-Status runListAppendTxn(engine::Session& session, std::string_view ns,
+Status runListAppendTxn(Session& session, std::string_view ns,
                         check::HistoryRecorder& recorder, int64_t process,
-                        std::vector<check::MicroOp> ops, const engine::TxnOptions& options,
-                        engine::Session* readSession) {
+                        std::vector<check::MicroOp> ops, const TxnOptions& options,
+                        Session* readSession) {
     recorder.invoke(process, ops);
     if (Status s = session.begin(options); !s.ok()) {
         recorder.fail(process, ops);  // nothing ran

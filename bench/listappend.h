@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/session.h"
 #include "mvkv/check.h"
-#include "util/status.h"
+#include "mvkv/session.h"
+#include "mvkv/status.h"
 
 namespace mvkv::bench {
 
@@ -30,9 +30,9 @@ std::string listKey(int64_t key);
 /// micro-ops), or info on any other error, which is returned. With `readSession` (a session already in a
 /// transaction), reads are served by it instead: a test uses a session at
 /// an older snapshot to record a wrong history on purpose.
-Status runListAppendTxn(engine::Session& session, std::string_view ns,
+Status runListAppendTxn(Session& session, std::string_view ns,
                         check::HistoryRecorder& recorder, int64_t process,
-                        std::vector<check::MicroOp> ops, const engine::TxnOptions& options,
-                        engine::Session* readSession = nullptr);
+                        std::vector<check::MicroOp> ops, const TxnOptions& options,
+                        Session* readSession = nullptr);
 
 }  // namespace mvkv::bench

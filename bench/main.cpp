@@ -57,10 +57,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.h"
-#include "bench/store.h"
-#include "bench/sysinfo.h"
-#include "bench/workload.h"
+#include "report.h"
+#include "store.h"
+#include "sysinfo.h"
+#include "workload.h"
 #include "mvkv/version.h"
 
 namespace mvkv::bench {

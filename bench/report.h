@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/workload.h"
+#include "workload.h"
 
 namespace mvkv::bench {
 

@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "bench/storage_workload.h"
+#include "storage_workload.h"
 
 namespace mvkv::bench {
 namespace {

@@ -23,8 +23,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "bench/storage_workload.h"
-#include "bench/sysinfo.h"
+#include "storage_workload.h"
+#include "sysinfo.h"
 
 namespace mvkv::bench {
 namespace {

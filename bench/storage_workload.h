@@ -29,10 +29,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/store.h"
-#include "bench/workload.h"
+#include "harness.h"
+#include "keys.h"
+#include "store.h"
+#include "workload.h"
 
 namespace mvkv::bench {
 

@@ -20,7 +20,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "bench/storage_workload.h"
+#include "storage_workload.h"
 
 namespace mvkv::bench {
 namespace {

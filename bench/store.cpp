@@ -1,5 +1,5 @@
 // The engine registry of mvkv-bench (store.h).
-#include "bench/store.h"
+#include "store.h"
 
 namespace mvkv::bench {
 

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "util/status.h"
+#include "mvkv/status.h"
 
 namespace mvkv::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/sysinfo.h"
+#include "sysinfo.h"
 
 #include <fmt/format.h>
 #include <sys/utsname.h>

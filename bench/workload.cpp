@@ -1,4 +1,4 @@
-#include "bench/workload.h"
+#include "workload.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -15,7 +15,10 @@
 //   2. Declare it below and call it from registerBuiltinWorkloads()
 //      (workload.cpp). Registration is explicit, not by static initializers,
 //      so the order is fixed and nothing depends on link order.
-//   3. Add the file to bench_sources in bench/meson.build.
+//   3. Add the file to bench_lib in bench/meson.build: it sees the public
+//      API (include/mvkv/) alone. Only a component benchmark, one timing an
+//      internal component the public API does not reach, goes into
+//      bench_components_lib instead (bench/meson.build says which and why).
 // Workload-specific numbers (ratios, MB/s, latency percentiles) go into
 // ResultRow::metrics; the table grows one column per metric name.
 #pragma once

@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/workload.h"
+#include "harness.h"
+#include "workload.h"
 #include "btree/btree.h"
 #include "util/epoch.h"
 

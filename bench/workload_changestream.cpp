@@ -22,12 +22,10 @@
 #include <string>
 #include <thread>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/workload.h"
-#include "replication/change_stream.h"
-#include "engine/engine.h"
-#include "engine/session.h"
+#include "harness.h"
+#include "keys.h"
+#include "workload.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::bench {
 namespace {
@@ -37,23 +35,22 @@ constexpr std::string_view kNs = "bench.changes";
 constexpr uint64_t kCommitKeys = 10000;
 const char* const kCases[] = {"commit_oplog", "commit_nooplog", "events"};
 
-std::shared_ptr<engine::Engine> openInMemory(uint64_t oplogCap) {
-    engine::EngineOptions o;
+std::shared_ptr<Engine> openInMemory(uint64_t oplogCap) {
+    EngineOptions o;
     o.inMemoryOplogCapBytes = oplogCap;
-    auto opened = engine::Engine::open(o);
-    must(opened.status(), "open an in-memory engine");
-    std::shared_ptr<engine::Engine> e = std::move(opened).value();
-    must(e->openSession()->createCollection(kNs), "create the collection");
+    std::shared_ptr<Engine> e = mustValue(Engine::open(o), "open an in-memory engine");
+    must(mustValue(e->openSession(), "open a session")->createCollection(kNs),
+         "create the collection");
     return e;
 }
 
-Measurement commits(const BenchConfig& config, int threads, engine::Engine& e) {
+Measurement commits(const BenchConfig& config, int threads, Engine& e) {
     return runParallel(threads, limitsFor(config), [&](int index) {
         auto rng = std::make_shared<std::mt19937_64>(config.seed + uint64_t(index) * 7919);
         KeyFormat keys(config.keySize);
         auto key = std::make_shared<std::string>(keys.size(), '\0');
         auto value = std::make_shared<std::string>(config.valueSize, 'c');
-        std::shared_ptr<engine::Session> s = e.openSession();
+        std::shared_ptr<Session> s = mustValue(e.openSession(), "open a session");
         return [=]() mutable {
             keys.make(key->data(), (*rng)() % kCommitKeys);
             must(s->put(kNs, *key, *value), "put");
@@ -65,17 +62,15 @@ Measurement commits(const BenchConfig& config, int threads, engine::Engine& e) {
 ResultRow runEvents(const BenchConfig& config, int threads) {
     using Clock = std::chrono::steady_clock;
     auto e = openInMemory(uint64_t{1} << 30);  // the consumer never falls behind the cap
-    replication::ChangeStreamOptions o;
+    ChangeStreamOptions o;
     o.ns = std::string(kNs);
-    auto opened = replication::openChangeStream(*e, o);
-    must(opened.status(), "watch");
-    std::unique_ptr<replication::ChangeStream> stream = std::move(opened).value();
-    std::atomic<mvcc::Timestamp> target{UINT64_MAX};
+    std::unique_ptr<ChangeStream> stream = mustValue(e->watch(o), "watch");
+    std::atomic<Timestamp> target{UINT64_MAX};
     uint64_t events = 0;
     Clock::time_point first{}, last{};
     std::string error;
     std::thread consumer([&] {
-        mvcc::Timestamp seen = 0;
+        Timestamp seen = 0;
         while (seen < target.load()) {
             auto ev = stream->next(std::chrono::milliseconds(20));
             if (!ev.ok()) {
@@ -96,7 +91,7 @@ ResultRow runEvents(const BenchConfig& config, int threads) {
     } catch (const std::exception& ex) {
         writers.error = ex.what();
     }
-    target.store(e->oplog()->refreshVisibility());
+    target.store(e->refreshOplogVisibility());
     consumer.join();
     stream.reset();
     ResultRow row = toRow(kWorkload, "events", threads, writers);

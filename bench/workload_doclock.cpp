@@ -20,6 +20,7 @@
 // Keys cycle over --keys per thread. The contended cases always run 2
 // threads (whatever --threads says).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -27,12 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/workload.h"
-#include "engine/document_locks.h"
-#include "engine/engine.h"
-#include "engine/session.h"
+#include "harness.h"
+#include "keys.h"
+#include "workload.h"
+#include "mvkv/document_locks.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::bench {
 namespace {
@@ -41,17 +41,15 @@ constexpr std::string_view kWorkload = "doclock";
 constexpr std::string_view kNs = "bench.docs";
 constexpr uint64_t kSharedKeys = 16;
 
-std::unique_ptr<engine::Engine> openEngine() {
-    auto e = engine::Engine::open({});
-    must(e.status(), "open");
-    auto s = e.value()->openSession();
-    must(s->createCollection(kNs), "create");
-    return std::move(e).value();
+std::unique_ptr<Engine> openEngine() {
+    std::unique_ptr<Engine> e = mustValue(Engine::open({}), "open");
+    must(mustValue(e->openSession(), "open a session")->createCollection(kNs), "create");
+    return e;
 }
 
 /// One worker's session and its own key sequence.
 struct Worker {
-    std::shared_ptr<engine::Session> session;
+    std::shared_ptr<Session> session;
     std::string prefix;
     uint64_t next = 0;
     uint64_t keys = 1;
@@ -64,15 +62,15 @@ struct Worker {
     }
 };
 
-Worker makeWorker(engine::Engine& e, int index, uint64_t keys) {
+Worker makeWorker(Engine& e, int index, uint64_t keys) {
     Worker w;
-    w.session = std::shared_ptr<engine::Session>(e.openSession());
+    w.session = mustValue(e.openSession(), "open a session");
     w.prefix = fmt::format("t{}-", index);
     w.keys = std::max<uint64_t>(keys, 1);
     return w;
 }
 
-Measurement runInsertDelete(engine::Engine& e, const BenchConfig& config, int threads) {
+Measurement runInsertDelete(Engine& e, const BenchConfig& config, int threads) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(threads, limitsFor(config), [&](int index) {
             return [w = makeWorker(e, index, config.keys)]() mutable {
@@ -84,14 +82,14 @@ Measurement runInsertDelete(engine::Engine& e, const BenchConfig& config, int th
     });
 }
 
-Measurement runAcquireRelease(engine::Engine& e, const BenchConfig& config, int threads) {
+Measurement runAcquireRelease(Engine& e, const BenchConfig& config, int threads) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(threads, limitsFor(config), [&](int index) {
-            engine::AcquireOptions o;
+            AcquireOptions o;
             o.owner = fmt::format("owner-{}", index);
             return [w = makeWorker(e, index, config.keys), o]() mutable {
                 const std::string& k = w.nextKey();
-                engine::DocumentLocks locks(*w.session);
+                DocumentLocks locks(*w.session);
                 must(locks.acquire(kNs, k, o).status(), "acquire");
                 must(locks.release(kNs, k, *o.owner), "release");
             };
@@ -101,17 +99,18 @@ Measurement runAcquireRelease(engine::Engine& e, const BenchConfig& config, int 
 
 /// 2 threads on kSharedKeys keys, each op an acquisition (waiting or not)
 /// and, when it got the lock, its release.
-Measurement runContended(engine::Engine& e, const BenchConfig& config, bool wait) {
+Measurement runContended(Engine& e, const BenchConfig& config, bool wait) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(2, limitsFor(config), [&](int index) {
-            engine::AcquireOptions o;
+            AcquireOptions o;
             o.owner = fmt::format("owner-{}", index);
             if (wait)
                 o.wait = std::chrono::seconds(10);
-            return [session = std::shared_ptr<engine::Session>(e.openSession()), o, wait,
+            std::shared_ptr<Session> opened = mustValue(e.openSession(), "open a session");
+            return [session = std::move(opened), o, wait,
                     rng = Rng(config.seed + 31 * uint64_t(index)), key = std::string()]() mutable {
                 key = "shared-" + std::to_string(rng.below(kSharedKeys));
-                engine::DocumentLocks locks(*session);
+                DocumentLocks locks(*session);
                 auto got = locks.acquire(kNs, key, o);
                 if (!wait && got.status().code() == StatusCode::kDocumentLocked)
                     return;  // counted by the engine (denied)
@@ -122,12 +121,16 @@ Measurement runContended(engine::Engine& e, const BenchConfig& config, bool wait
     });
 }
 
-/// The engine's document lock counters, to take differences of.
+/// The engine's document lock counters (serverStatus "documentLocks"), to
+/// take differences of.
 struct LockCounts {
     uint64_t acquired = 0, denied = 0, waits = 0;
-    static LockCounts of(engine::Engine& e) {
-        const auto& c = e.docLockState().counters;
-        return {c.acquired.load(), c.denied.load(), c.waits.load()};
+    static LockCounts of(Engine& e) {
+        const std::string text =
+            mustValue(e.serverStatus("documentLocks"), "serverStatus documentLocks");
+        const nlohmann::json c = nlohmann::json::parse(text).at("documentLocks");
+        return {c.at("acquired").get<uint64_t>(), c.at("denied").get<uint64_t>(),
+                c.at("waits").get<uint64_t>()};
     }
 };
 

@@ -19,18 +19,18 @@
 // where it was). Printed as a table under the results (and kept in --json
 // as notes).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/sysinfo.h"
-#include "bench/workload.h"
-#include "engine/engine.h"
-#include "engine/session.h"
+#include "harness.h"
+#include "keys.h"
+#include "sysinfo.h"
+#include "workload.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::bench {
 namespace {
@@ -39,13 +39,26 @@ constexpr std::string_view kWorkload = "history";
 constexpr std::string_view kNs = "bench.history";
 constexpr int kRounds = 5;
 
-std::unique_ptr<engine::Engine> openEngine() {
-    engine::EngineOptions options;
+std::unique_ptr<Engine> openEngine() {
+    EngineOptions options;
     options.historySweepInterval = std::chrono::milliseconds(0);  // sweeps on demand only
-    auto e = engine::Engine::open(options);
-    must(e.status(), "open");
-    return std::move(e).value();
+    // No oplog: each round commits its batches at one timestamp, which an
+    // oplog (commits in timestamp order) would refuse.
+    options.inMemoryOplogCapBytes = 0;
+    return mustValue(Engine::open(options), "open");
 }
+
+/// The history store's size (serverStatus "historyStore").
+struct HistoryFigures {
+    uint64_t entries = 0;
+    uint64_t bytes = 0;
+    static HistoryFigures of(Engine& engine) {
+        const std::string text =
+            mustValue(engine.serverStatus("historyStore"), "serverStatus historyStore");
+        const nlohmann::json h = nlohmann::json::parse(text).at("historyStore");
+        return {h.at("entries").get<uint64_t>(), h.at("bytes").get<uint64_t>()};
+    }
+};
 
 std::string valueFor(uint64_t i, int round, size_t size) {
     std::string v = fmt::format("k{}r{}", i, round);
@@ -54,8 +67,8 @@ std::string valueFor(uint64_t i, int round, size_t size) {
 }
 
 // Writes every key once at `ts`, 1000 keys per transaction.
-void writeRound(engine::Session& s, const KeyFormat& keys, uint64_t count, size_t valueSize,
-                int round, mvcc::Timestamp ts) {
+void writeRound(Session& s, const KeyFormat& keys, uint64_t count, size_t valueSize,
+                int round, Timestamp ts) {
     std::string key(keys.size(), '\0');
     for (uint64_t i = 0; i < count; i += 1000) {
         must(s.begin(), "begin");
@@ -63,15 +76,15 @@ void writeRound(engine::Session& s, const KeyFormat& keys, uint64_t count, size_
             keys.make(key.data(), j);
             must(s.put(kNs, key, valueFor(j, round, valueSize)), "put");
         }
-        must(s.commit(ts), "commit");
+        must(s.commit(ts).status(), "commit");
     }
 }
 
-Measurement runReads(engine::Engine& engine, const KeyFormat& keys, const BenchConfig& config,
+Measurement runReads(Engine& engine, const KeyFormat& keys, const BenchConfig& config,
                      int threads, bool old) {
     return repeatRuns(config.repeat, [&] {
         return runParallel(threads, limitsFor(config), [&](int index) {
-            auto session = std::shared_ptr<engine::Session>(engine.openSession());
+            std::shared_ptr<Session> session = mustValue(engine.openSession(), "open a session");
             if (old)
                 must(session->begin({10}), "begin at ts 10");
             return [session, &keys, &config, old, rng = Rng(config.seed + 7 * uint64_t(index)),
@@ -94,10 +107,10 @@ Measurement runReads(engine::Engine& engine, const KeyFormat& keys, const BenchC
 std::vector<std::string> memoryOverTime(const BenchConfig& config, const KeyFormat& keys,
                                         bool pinned) {
     auto engine = openEngine();
-    auto writer = engine->openSession();
-    auto reader = engine->openSession();
+    auto writer = mustValue(engine->openSession(), "open a session");
+    auto reader = mustValue(engine->openSession(), "open a session");
     must(writer->createCollection(kNs), "create");
-    mvcc::Timestamp ts = 10;
+    Timestamp ts = 10;
     writeRound(*writer, keys, config.keys, config.valueSize, 0, ts);
     must(engine->setStableTimestamp(ts), "stable");
     must(engine->setOldestTimestamp(ts), "oldest");
@@ -105,11 +118,11 @@ std::vector<std::string> memoryOverTime(const BenchConfig& config, const KeyForm
         must(reader->begin({ts}), "begin pinned reader");
     std::vector<std::string> lines;
     auto sample = [&](const std::string& when) {
-        engine::EngineStats st = engine->stats();
+        const HistoryFigures h = HistoryFigures::of(*engine);
         lines.push_back(fmt::format("  {:<9} {:<22} {:>10} {:>11.1f} {:>10.1f} {:>8}",
-                                    pinned ? "pinned" : "no reader", when, st.history.entries,
-                                    double(st.history.bytes) / 1e6, currentRssMb(),
-                                    st.maxChainLength));
+                                    pinned ? "pinned" : "no reader", when, h.entries,
+                                    double(h.bytes) / 1e6, currentRssMb(),
+                                    engine->stats().maxChainLength));
     };
     sample("loaded");
     for (int round = 1; round <= kRounds; ++round) {
@@ -117,12 +130,12 @@ std::vector<std::string> memoryOverTime(const BenchConfig& config, const KeyForm
         writeRound(*writer, keys, config.keys, config.valueSize, round, ts);
         must(engine->setStableTimestamp(ts), "stable");
         must(engine->setOldestTimestamp(ts), "oldest");
-        engine->sweepHistory();
+        must(engine->sweepHistory(), "sweep");
         sample(fmt::format("after round {}", round));
     }
     if (pinned) {
-        must(reader->commit(), "end pinned reader");
-        engine->sweepHistory();
+        must(reader->commit().status(), "end pinned reader");
+        must(engine->sweepHistory(), "sweep");
         sample("reader ended, 1 sweep");
         // Freed memory is reused, not given back to the system: one more
         // round does not grow the process.
@@ -130,7 +143,7 @@ std::vector<std::string> memoryOverTime(const BenchConfig& config, const KeyForm
         writeRound(*writer, keys, config.keys, config.valueSize, kRounds + 1, ts);
         must(engine->setStableTimestamp(ts), "stable");
         must(engine->setOldestTimestamp(ts), "oldest");
-        engine->sweepHistory();
+        must(engine->sweepHistory(), "sweep");
         sample("one more round");
     }
     return lines;
@@ -143,15 +156,15 @@ WorkloadResult runHistoryWorkload(const BenchConfig& config) {
         // Keys at ts 10 (round 0), then all overwritten at ts 20 (round 1)
         // while readers may still read at 10; one sweep moves round 0 out.
         auto engine = openEngine();
-        auto writer = engine->openSession();
-        auto pin = engine->openSession();
+        auto writer = mustValue(engine->openSession(), "open a session");
+        auto pin = mustValue(engine->openSession(), "open a session");
         must(writer->createCollection(kNs), "create");
         writeRound(*writer, keys, config.keys, config.valueSize, 0, 10);
         must(pin->begin({10}), "begin");  // holds ts 10 until the reads are done
         writeRound(*writer, keys, config.keys, config.valueSize, 1, 20);
-        engine->sweepHistory();
-        engine::EngineStats st = engine->stats();
-        if (st.history.entries < config.keys)
+        must(engine->sweepHistory(), "sweep");
+        const HistoryFigures st = HistoryFigures::of(*engine);
+        if (st.entries < config.keys)
             throw std::runtime_error("the sweep did not move the old versions out");
         for (int threads : config.threads) {
             if (config.wantCase("read_newest"))
@@ -161,11 +174,11 @@ WorkloadResult runHistoryWorkload(const BenchConfig& config) {
                 result.rows.push_back(toRow(kWorkload, "read_old", threads,
                                             runReads(*engine, keys, config, threads, true)));
         }
-        must(pin->commit(), "end");
+        must(pin->commit().status(), "end");
         result.notes.push_back(fmt::format(
             "read_old reads {} keys' versions at ts 10 from the history store ({} entries, "
             "{:.1f} MB); read_newest reads the chains' heads",
-            config.keys, st.history.entries, double(st.history.bytes) / 1e6));
+            config.keys, st.entries, double(st.bytes) / 1e6));
     }
     addRatioToBaseline(result.rows, "read_newest");
     addScaling(result.rows);

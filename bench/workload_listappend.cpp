@@ -20,12 +20,12 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/listappend.h"
-#include "bench/workload.h"
-#include "engine/engine.h"
+#include "harness.h"
+#include "keys.h"
+#include "listappend.h"
+#include "workload.h"
 #include "mvkv/check.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::bench {
 namespace {
@@ -56,22 +56,18 @@ std::vector<check::MicroOp> randomTxn(Rng& rng, Shared& shared) {
 }
 
 ResultRow runCase(const BenchConfig& config, std::string_view caseName, int threads) {
-    engine::EngineOptions options;
+    EngineOptions options;  // path empty: in memory
     std::filesystem::path dir;
     if (caseName == "disk") {
         dir = baseDirectory(config) / fmt::format("mvkv-listappend-{}", ::getpid());
         std::filesystem::remove_all(dir);
         options.path = dir.string();
-        options.syncMode = oplog::SyncMode::kNone;
+        options.syncMode = SyncMode::kNone;
         options.checkpointInterval = std::chrono::milliseconds(0);  // the maintenance thread's
-    } else {
-        options.inMemory = true;
     }
     options.historySweepInterval = std::chrono::milliseconds(0);  // the maintenance thread's
-    auto opened = engine::Engine::open(options);
-    must(opened.status(), "open");
-    std::unique_ptr<engine::Engine> engine = std::move(opened).value();
-    must(engine->openSession()->createCollection(kNs), "create");
+    std::unique_ptr<Engine> engine = mustValue(Engine::open(options), "open");
+    must(mustValue(engine->openSession(), "open a session")->createCollection(kNs), "create");
 
     Shared shared;
     std::atomic<bool> stop{false};
@@ -84,7 +80,7 @@ ResultRow runCase(const BenchConfig& config, std::string_view caseName, int thre
                 engine->setStableTimestamp(newest - 5).ignore();
                 engine->setOldestTimestamp(newest - 20).ignore();
             }
-            engine->sweepHistory();
+            engine->sweepHistory().ignore();  // advisory too
             ++sweeps;
             if (!dir.empty() && engine->checkpoint().ok())
                 ++checkpoints;
@@ -94,10 +90,10 @@ ResultRow runCase(const BenchConfig& config, std::string_view caseName, int thre
 
     std::atomic<uint64_t> conflicts{0};
     Measurement m = runParallel(threads, limitsFor(config), [&](int index) {
-        auto session = std::shared_ptr<engine::Session>(engine->openSession());
+        std::shared_ptr<Session> session = mustValue(engine->openSession(), "open a session");
         return [session, &shared, &conflicts, index,
                 rng = Rng(config.seed + 977 * uint64_t(index) + 1)]() mutable {
-            engine::TxnOptions txnOptions;
+            TxnOptions txnOptions;
             uint64_t newest = shared.newestCommit.load();
             if (rng.below(4) == 0 && newest > 10) {
                 txnOptions.readTs = newest - rng.below(10);
@@ -110,7 +106,7 @@ ResultRow runCase(const BenchConfig& config, std::string_view caseName, int thre
                 return;
             }
             must(s, "list-append transaction");
-            uint64_t ts = session->lastCommitTs();
+            uint64_t ts = session->lastCommitTimestamp();
             uint64_t seen = shared.newestCommit.load();
             while (ts > seen && !shared.newestCommit.compare_exchange_weak(seen, ts)) {
             }

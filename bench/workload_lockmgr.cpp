@@ -31,8 +31,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/workload.h"
+#include "harness.h"
+#include "workload.h"
 #include "lockmgr/lock_manager.h"
 #include "lockmgr/lock_request.h"
 #include "lockmgr/locker.h"

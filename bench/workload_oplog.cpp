@@ -21,10 +21,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/store.h"
-#include "bench/workload.h"
+#include "harness.h"
+#include "keys.h"
+#include "store.h"
+#include "workload.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "oplog/log_writer.h"

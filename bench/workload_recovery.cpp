@@ -22,9 +22,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/workload.h"
+#include "harness.h"
+#include "keys.h"
+#include "workload.h"
 #include "engine/engine.h"
 #include "replication/replica.h"
 #include "engine/session.h"

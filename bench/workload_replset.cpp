@@ -1,6 +1,7 @@
 // Workload "replset": commits per second on the primary of a replica set of
-// three (replication/replica_set.h: a durable primary, sync none, and 2 in-memory
-// secondaries), acknowledged with {w: 1} and with {w: "majority"}.
+// three (mvkv/replica_set.h: a durable primary, sync none, and 2 in-memory
+// secondaries, as Engine::startReplicaSet and addSecondary make them),
+// acknowledged with {w: 1} and with {w: "majority"}.
 //
 // Cases (each at every --threads count; each in a fresh directory under --dir):
 //   commit_w1         a transaction of one put, commit({w: 1}): the primary alone
@@ -17,12 +18,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "bench/harness.h"
-#include "bench/keys.h"
-#include "bench/workload.h"
-#include "engine/engine.h"
-#include "replication/replica_set.h"
-#include "engine/session.h"
+#include "harness.h"
+#include "keys.h"
+#include "workload.h"
+#include "mvkv/engine.h"
 
 namespace mvkv::bench {
 namespace {
@@ -49,30 +48,25 @@ Measurement runOnce(const Case& c, const BenchConfig& config, int threads,
     std::filesystem::create_directories(dir, ec);
     if (ec)
         throw std::runtime_error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
-    engine::EngineOptions o;
+    EngineOptions o;
     o.path = dir.string();
-    o.syncMode = oplog::SyncMode::kNone;
+    o.syncMode = SyncMode::kNone;
     o.checkpointInterval = std::chrono::milliseconds(0);
-    auto opened = engine::Engine::open(o);
-    check(opened.status());
-    std::shared_ptr<engine::Engine> primary = std::move(opened).value();
-    check(primary->openSession()->createCollection("bench.commits"));
-    replication::ReplicaSetOptions ro;
-    ro.applier.pollWait = std::chrono::milliseconds(5);
-    auto started = replication::ReplicaSet::start(*primary, ro);
-    check(started.status());
-    std::shared_ptr<replication::ReplicaSet> set = std::move(started).value();
+    std::shared_ptr<Engine> primary = mustValue(Engine::open(o), "open the primary");
+    check(mustValue(primary->openSession(), "open a session")->createCollection("bench.commits"));
+    std::unique_ptr<ReplicaSet> set = mustValue(primary->startReplicaSet(), "start the set");
     for (int i = 0; i < 2; ++i)
         check(set->addSecondary().status());
-    const engine::WriteConcern wc = c.majority
-                                        ? engine::WriteConcern::majorityOf(std::chrono::seconds(30))
-                                        : engine::WriteConcern::nodes(1);
+    WriteConcern wc;
+    wc.majority = c.majority;
+    if (c.majority)
+        wc.wtimeout = std::chrono::seconds(30);
     Measurement m = runParallel(threads, limitsFor(config), [&](int index) {
         auto rng = std::make_shared<std::mt19937_64>(config.seed + uint64_t(index) * 7919);
         KeyFormat keys(config.keySize);
         auto key = std::make_shared<std::string>(keys.size(), '\0');
         auto value = std::make_shared<std::string>(config.valueSize, 'r');
-        std::shared_ptr<engine::Session> s = primary->openSession();
+        std::shared_ptr<Session> s = mustValue(primary->openSession(), "open a session");
         return [=]() mutable {
             keys.make(key->data(), (*rng)() % kCommitKeys);
             check(s->begin());
@@ -80,10 +74,10 @@ Measurement runOnce(const Case& c, const BenchConfig& config, int threads,
                 s->abort().ignore();  // a write conflict: counted as an op, as a retry would be
                 return;
             }
-            check(s->commit(wc));
+            check(s->commit(wc).status());
         };
     });
-    const uint64_t last = primary->oplog()->stats().lastTs;
+    const uint64_t last = primary->refreshOplogVisibility();  // every commit has finished
     const uint64_t point = set->majorityCommitTs();
     *lag = last > point ? last - point : 0;
     set.reset();  // before the primary

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bench/listappend.h"
-#include "engine/engine.h"
 #include "mvkv/check.h"
+#include "mvkv/engine.h"
 #include "mvkv/failpoint.h"
 
 using mvkv::check::MicroOp;
@@ -22,14 +22,19 @@ namespace {
 
 constexpr std::string_view kNs = "test.listappend";
 
-std::unique_ptr<mvkv::engine::Engine> openEngine() {
-    mvkv::engine::EngineOptions options;
-    options.inMemory = true;
+std::unique_ptr<mvkv::Session> openSession(mvkv::Engine& engine) {
+    auto s = engine.openSession();
+    REQUIRE(s.ok());
+    return std::move(s).value();
+}
+
+std::unique_ptr<mvkv::Engine> openEngine() {
+    mvkv::EngineOptions options;  // path empty: in memory
     options.historySweepInterval = std::chrono::milliseconds(0);
-    auto e = mvkv::engine::Engine::open(options);
+    auto e = mvkv::Engine::open(options);
     REQUIRE(e.ok());
     auto engine = std::move(e).value();
-    REQUIRE(engine->openSession()->createCollection(kNs).ok());
+    REQUIRE(openSession(*engine)->createCollection(kNs).ok());
     return engine;
 }
 
@@ -54,7 +59,7 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
             uint64_t n = newest.load();
             if (n > 20)
                 engine->setOldestTimestamp(n - 20).ignore();
-            engine->sweepHistory();
+            engine->sweepHistory().ignore();
             std::this_thread::yield();
         }
     });
@@ -62,7 +67,7 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
     for (int t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
             std::mt19937_64 rng(seed + uint64_t(t));
-            auto session = engine->openSession();
+            auto session = openSession(*engine);
             for (int i = 0; i < 500; ++i) {
                 std::vector<MicroOp> ops;
                 for (int n = 1 + int(rng() % 4); n > 0; --n) {
@@ -72,7 +77,7 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
                     else
                         ops.push_back(MicroOp::append(key, nextValue.fetch_add(1)));
                 }
-                mvkv::engine::TxnOptions options;
+                mvkv::TxnOptions options;
                 uint64_t n = newest.load();
                 if (rng() % 4 == 0 && n > 10) {
                     options.readTs = n - rng() % 10;
@@ -84,7 +89,7 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
                     continue;
                 REQUIRE_MESSAGE(s.ok(), s.toString());
                 ++committed;
-                uint64_t ts = session->lastCommitTs(), seen = newest.load();
+                uint64_t ts = session->lastCommitTimestamp(), seen = newest.load();
                 while (ts > seen && !newest.compare_exchange_weak(seen, ts)) {
                 }
             }
@@ -105,9 +110,9 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
 TEST_CASE("reads from an older snapshot than the transaction's are caught") {
     auto engine = openEngine();
     mvkv::check::HistoryRecorder recorder;
-    auto session = engine->openSession();
-    auto stale = engine->openSession();
-    mvkv::engine::TxnOptions now;
+    auto session = openSession(*engine);
+    auto stale = openSession(*engine);
+    mvkv::TxnOptions now;
     REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
                                           {MicroOp::append(1, 1), MicroOp::append(2, 1)}, now)
                 .ok());
@@ -138,13 +143,13 @@ TEST_CASE("reads from an older snapshot than the transaction's are caught") {
 TEST_CASE("the failpoint readIgnoresSnapshot breaks isolation, and the checker catches it") {
     auto engine = openEngine();
     mvkv::check::HistoryRecorder recorder;
-    auto session = engine->openSession();
-    mvkv::engine::TxnOptions now;
+    auto session = openSession(*engine);
+    mvkv::TxnOptions now;
     REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
                                           {MicroOp::append(1, 1), MicroOp::append(2, 1)}, now)
                 .ok());
-    mvkv::engine::TxnOptions before;
-    before.readTs = session->lastCommitTs();  // keys 1 and 2 hold [1]
+    mvkv::TxnOptions before;
+    before.readTs = session->lastCommitTimestamp();  // keys 1 and 2 hold [1]
     REQUIRE(mvkv::bench::runListAppendTxn(*session, kNs, recorder, 0,
                                           {MicroOp::append(1, 2), MicroOp::append(2, 2)}, now)
                 .ok());
