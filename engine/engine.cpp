@@ -285,8 +285,8 @@ Status Engine::becomeSecondary(std::chrono::milliseconds wait) {
     // hold every new operation behind it (the queue is FIFO) for the
     // whole wait.
     const auto until = std::chrono::steady_clock::now() + wait;
+    lockmgr::Locker locker(lockManager_);
     while (true) {
-        lockmgr::Locker locker(lockManager_);
         lockmgr::GlobalLock global(locker, lockmgr::LockMode::kX, Deadline::in(std::chrono::milliseconds(0)));
         if (global.status().ok()) {
             setSecondary(true);

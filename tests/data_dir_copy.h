@@ -16,4 +16,11 @@ inline void copyDataDir(const std::string& from, const std::string& to) {
             std::filesystem::copy_file(e.path(), to + "/" + e.path().filename().string());
 }
 
+/// copyDataDir, then without the clean-shutdown note: the files as a crash
+/// (kill -9) at this moment leaves them.
+inline void copyAsCrashed(const std::string& from, const std::string& to) {
+    copyDataDir(from, to);
+    std::filesystem::remove(to + "/clean-shutdown");
+}
+
 }  // namespace mvkv::testing

@@ -317,7 +317,7 @@ TEST_CASE("durability: foreign, locked and other-version directories are refused
     CHECK_FALSE(std::filesystem::exists(memory));
 }
 
-using mvkv::testing::copyDataDir;  // a copy of a data directory, to damage
+using mvkv::testing::copyAsCrashed;
 
 TEST_CASE("durability: the last record cut at every byte offset recovers to the record before") {
     TempDir dir("mvkv-durability-test");
@@ -345,8 +345,7 @@ TEST_CASE("durability: the last record cut at every byte offset recovers to the 
     const std::string scratch = scratchDir.path + "/data";
     for (uint64_t cut = lastOffset; cut < size; ++cut) {
         CAPTURE(cut);
-        copyDataDir(dir.path, scratch);
-        std::filesystem::remove(scratch + "/clean-shutdown");  // as after a crash
+        copyAsCrashed(dir.path, scratch);  // as after a crash
         std::filesystem::resize_file(scratch + "/" + std::filesystem::path(seg).filename().string(),
                                      cut);
         auto engine = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));

@@ -72,7 +72,15 @@ void writeAndPrepare(Session& s, std::initializer_list<std::pair<const char*, co
     mustOk(s.prepare(prepareTs));
 }
 
-using mvkv::testing::copyDataDir;
+using mvkv::testing::copyAsCrashed;
+
+// The collection, with k=old committed at 10 (the crash tests' start).
+void createWithOld(Session& s) {
+    mustOk(s.createCollection(kNs));
+    mustOk(s.begin());
+    mustOk(s.put(kNs, "k", "old"));
+    mustOk(s.commit(10));
+}
 
 // Waits (on the operation's state, not on time) until session `client`'s
 // running operation has met a prepare conflict; returns its opid.
@@ -477,8 +485,7 @@ TEST_CASE(
     mustOk(p->remove(kNs, "gone"));
     mustOk(p->prepare(20));
     const mvcc::TxnId id = e->preparedTransactions().at(0).txnId;
-    copyDataDir(dir.path, scratch);  // the files as a crash leaves them (no clean-shutdown note)
-    std::filesystem::remove(scratch + "/clean-shutdown");
+    copyAsCrashed(dir.path, scratch);
     mustOk(p->abort());
     p.reset();
     s.reset();
@@ -542,10 +549,7 @@ TEST_CASE(
     {
         auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
         auto s = e->openSession();
-        mustOk(s->createCollection(kNs));
-        mustOk(s->begin());
-        mustOk(s->put(kNs, "k", "old"));
-        mustOk(s->commit(10));
+        createWithOld(*s);
         auto p = e->openSession();
         writeAndPrepare(*p, {{"k", "new"}, {"j", "1"}}, 20);
         mustOk(p->commit(25, 40));
@@ -567,8 +571,7 @@ TEST_CASE(
         std::sort(seen.begin(), seen.end());
         CHECK(seen == std::vector<std::string>{"10 db.c k", "25 db.c j", "25 db.c k"});
         mustOk(e->oplog()->flush());
-        copyDataDir(dir.path, scratch);
-        std::filesystem::remove(scratch + "/clean-shutdown");
+        copyAsCrashed(dir.path, scratch);
     }
     auto r = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
     CHECK(r->timestamps().allDurable == allDurableBefore);  // was 25: the durable one was lost
@@ -596,10 +599,7 @@ TEST_CASE(
     {
         auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
-        mustOk(s->createCollection(kNs));
-        mustOk(s->begin());
-        mustOk(s->put(kNs, "k", "old"));
-        mustOk(s->commit(10));
+        createWithOld(*s);
         {
             auto gone = e->openSession();
             writeAndPrepare(*gone, {{"k", "closed"}}, 15);
@@ -615,8 +615,7 @@ TEST_CASE(
         // A checkpoint while prepared does not hold the prepared write.
         mustOk(e->checkpoint());
         mustOk(e->oplog()->flush());
-        copyDataDir(dir.path, scratch);
-        std::filesystem::remove(scratch + "/clean-shutdown");
+        copyAsCrashed(dir.path, scratch);
     }
     {
         auto e = openEngine(onDisk(scratch, oplog::SyncMode::kWrite));
@@ -712,10 +711,7 @@ TEST_CASE(
     {
         auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kWrite));
         auto s = e->openSession();
-        mustOk(s->createCollection(kNs));
-        mustOk(s->begin());
-        mustOk(s->put(kNs, "k", "old"));
-        mustOk(s->commit(10));
+        createWithOld(*s);
         {
             auto p = e->openSession();
             writeAndPrepare(*p, {{"k", "new"}}, 20);
@@ -746,10 +742,7 @@ TEST_CASE(
     {
         auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
         auto s = e->openSession();
-        mustOk(s->createCollection(kNs));
-        mustOk(s->begin());
-        mustOk(s->put(kNs, "k", "old"));
-        mustOk(s->commit(10));
+        createWithOld(*s);
         auto p = e->openSession();
         writeAndPrepare(*p, {{"k", "new"}}, 20);
         id = e->preparedTransactions().at(0).txnId;

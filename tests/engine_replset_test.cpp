@@ -293,8 +293,7 @@ TEST_CASE(
     CHECK(f.set->status().at(0).lastDurable >= acked);
     TempDir copyDir("mvkv-replset-test");
     const std::string copy = copyDir.path + "/data";
-    mvkv::testing::copyDataDir(f.dir.path, copy);
-    std::filesystem::remove(copy + "/clean-shutdown");
+    mvkv::testing::copyAsCrashed(f.dir.path, copy);
     auto reopened = openEngine(onDisk(copy, oplog::SyncMode::kNone));
     auto r = reopened->openSession();
     CHECK(getOr(*r, "app.c", "k") == "v2");
