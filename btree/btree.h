@@ -138,6 +138,22 @@ class BTree {
         bool valid() const { return pos_ < count_; }
         /// Next key strictly greater than key(); invalid at the end.
         void next();
+        /// next() when the batch already holds the next entry: true and
+        /// moved, without touching the tree. False, and the cursor stays
+        /// where it is, when next() would have to load a batch.
+        bool nextInBatch() {
+            if (pos_ + 1 >= count_)
+                return false;
+            ++pos_;
+            return true;
+        }
+        /// prev()'s counterpart of nextInBatch().
+        bool prevInBatch() {
+            if (pos_ == 0 || pos_ >= count_)
+                return false;
+            --pos_;
+            return true;
+        }
         /// Previous key strictly less than key(); invalid at the start.
         void prev();
 

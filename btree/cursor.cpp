@@ -52,11 +52,7 @@ void BTree::Cursor::seekLast() {
 }
 
 void BTree::Cursor::next() {
-    if (!valid()) {
-        return;
-    }
-    if (pos_ + 1 < count_) {
-        ++pos_;
+    if (!valid() || nextInBatch()) {
         return;
     }
     target_.assign(key());
@@ -64,11 +60,7 @@ void BTree::Cursor::next() {
 }
 
 void BTree::Cursor::prev() {
-    if (!valid()) {
-        return;
-    }
-    if (pos_ > 0) {
-        --pos_;
+    if (!valid() || prevInBatch()) {
         return;
     }
     target_.assign(key());

@@ -1,6 +1,7 @@
 #include "engine/cursor.h"
 
 #include <cstring>
+#include <limits>
 
 #include "engine/engine.h"
 #include "engine/op_scope.h"
@@ -87,12 +88,7 @@ Status Cursor::settleOnce(bool forward, const mvcc::Update** prepared) {
         };
         if (readVisibleValue(head, t, session_.engine_.history_, reader, coll_->id(),
                              treeCursor_.key(), &v, prepared, &ts_)) {
-            // resize + memcpy: assign()'s general path (aliasing, growth
-            // policy) costs more than the copy of a small value.
-            value_.resize(v.size());
-            std::memcpy(value_.data(), v.data(), v.size());
-            if (coll_->ttl()) [[unlikely]]
-                valueOffset_ = v.size() - coll_->userValue(v).size();
+            takeValue(v);
             valid_ = true;
             op.add(op.docsExamined);
             op.add(op.nreturned);
@@ -106,6 +102,55 @@ Status Cursor::settleOnce(bool forward, const mvcc::Update** prepared) {
             treeCursor_.prev();
     }
     return Status::OK();
+}
+
+void Cursor::takeValue(std::string_view v) {
+    // resize + memcpy: assign()'s general path (aliasing, growth policy)
+    // costs more than the copy of a small value.
+    value_.resize(v.size());
+    std::memcpy(value_.data(), v.data(), v.size());
+    if (coll_->ttl()) [[unlikely]]
+        valueOffset_ = v.size() - coll_->userValue(v).size();
+}
+
+Cursor::BatchStep Cursor::stepInBatch(bool forward) {
+    // Not an operation: it runs no OpScope (two clock reads and the
+    // CurOp's publication would be most of its cost), so it must stay
+    // bounded and unable to wait. It reads at most the rest of one leaf's
+    // batch (<= BTree::kLeafCapacity entries), takes no lock and leaves a
+    // prepared version, a refill of the batch and every error to the full
+    // step. With the profiler on every step is a full one, so it sees them
+    // all; a pending interrupt is reported by the full step too.
+    if (!valid_ || !check().ok() ||
+        session_.engine_.reportNanos() == std::numeric_limits<int64_t>::min() ||
+        session_.interrupted_.load(std::memory_order_relaxed)) [[unlikely]]
+        return BatchStep::kFullStep;
+    auto guard = session_.engine_.epochs_.pin();
+    const mvcc::Transaction& t = txn();
+    auto reader = [this]() -> historystore::HistoryStore::Reader& {
+        return session_.historyReader();
+    };
+    bool moved = false;
+    while (forward ? treeCursor_.nextInBatch() : treeCursor_.prevInBatch()) {
+        moved = true;
+        const auto* head = static_cast<const mvcc::Update*>(treeCursor_.value());
+        const mvcc::Update* prepared = nullptr;
+        std::string_view v;
+        if (readVisibleValue(head, t, session_.engine_.history_, reader, coll_->id(),
+                             treeCursor_.key(), &v, &prepared, &ts_)) {
+            takeValue(v);
+            session_.tally_.add(OpTally::kGetMore);  // a step counts as one, as before
+            return BatchStep::kDone;
+        }
+        if (prepared) [[unlikely]] {
+            valid_ = false;
+            return BatchStep::kSettleHere;
+        }
+    }
+    if (!moved)
+        return BatchStep::kFullStep;
+    valid_ = false;  // no longer on the entry key() and value() describe
+    return BatchStep::kStepFromHere;
 }
 
 std::optional<int64_t> Cursor::expiresAtMs() const {
@@ -148,23 +193,29 @@ Status Cursor::last() {
 }
 
 Status Cursor::next() {
-    OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
-    if (Status s = check(); !s.ok())
-        return scope.finish(std::move(s));
-    if (!valid_)
-        return scope.finish(Status::OK());
-    treeCursor_.next();
-    return scope.finish(settle(true));
+    return step(true);
 }
 
 Status Cursor::prev() {
+    return step(false);
+}
+
+Status Cursor::step(bool forward) {
+    const BatchStep done = stepInBatch(forward);
+    if (done == BatchStep::kDone) [[likely]]
+        return Status::OK();
     OpScope scope(session_, {CurOpType::kGetMore, "getMore", coll_->ns().ns(), {}});
     if (Status s = check(); !s.ok())
         return scope.finish(std::move(s));
-    if (!valid_)
-        return scope.finish(Status::OK());
-    treeCursor_.prev();
-    return scope.finish(settle(false));
+    if (done == BatchStep::kFullStep && !valid_)
+        return scope.finish(Status::OK());  // not on an entry: no step to take
+    if (done != BatchStep::kSettleHere) {
+        if (forward)
+            treeCursor_.next();
+        else
+            treeCursor_.prev();
+    }
+    return scope.finish(settle(forward));
 }
 
 }  // namespace mvkv::engine

@@ -75,6 +75,20 @@ class Cursor {
     /// One pass under one epoch pin; stops on a key whose version is
     /// prepared, with *prepared set.
     Status settleOnce(bool forward, const mvcc::Update** prepared);
+    /// Keeps `v` (a visible version's bytes) as the cursor's value.
+    void takeValue(std::string_view v);
+    /// What a step within the tree cursor's batch left to do.
+    enum class BatchStep {
+        kDone,         // on the next visible entry: the step is over
+        kSettleHere,   // on a key whose version is prepared: settle from it
+        kStepFromHere, // on the batch's last entry, invisible to this reader: step on from it
+        kFullStep,     // nothing done: the full step (an operation) does it all
+    };
+    /// The cheap step of next()/prev() (docs/operations.md, "Cursor steps"):
+    /// moves through the entries the tree cursor already copied, reading
+    /// each under one epoch pin, without an operation of its own.
+    BatchStep stepInBatch(bool forward);
+    Status step(bool forward);
 
     Session& session_;
     std::shared_ptr<Collection> coll_;
