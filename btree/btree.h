@@ -127,6 +127,14 @@ class BTree {
     class Cursor {
       public:
         explicit Cursor(const BTree& tree);
+        /// Unpositioned on `tree`, keeping the buffers' capacity: a cursor
+        /// object reused for another iteration allocates nothing more.
+        void reset(const BTree& tree) {
+            tree_ = &tree;
+            leaf_ = nullptr;
+            count_ = 0;
+            pos_ = 0;
+        }
 
         /// First key >= key.
         void seek(std::string_view key);

@@ -17,12 +17,25 @@ Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
       coll_(std::move(coll)),
       locks_(std::move(locks)),
       generation_(session.txnGeneration_),
-      treeCursor_(coll_->tree()) {
+      treeCursor_(treeCursorFor(session, coll_->tree())) {
     ++session_.openCursors_;
+    if (CursorSpare* spare = session_.cursorSpare_.get())
+        value_.swap(spare->value);
+}
+
+BTree::Cursor Cursor::treeCursorFor(Session& session, const BTree& tree) {
+    CursorSpare* spare = session.cursorSpare_.get();
+    if (!spare || !spare->tree)
+        return BTree::Cursor(tree);
+    BTree::Cursor c = std::move(*spare->tree);
+    spare->tree.reset();
+    c.reset(tree);
+    return c;
 }
 
 Status Cursor::beginOwnTxn(const mvcc::BeginOptions& options) {
-    auto txn = std::make_unique<mvcc::Transaction>();
+    CursorSpare* spare = session_.cursorSpare_.get();
+    auto txn = spare && spare->txn ? std::move(spare->txn) : std::make_unique<mvcc::Transaction>();
     txn->setOwner(session_.id_);
     if (Status s = session_.engine_.txns_.begin(*txn, options); !s.ok())
         return s;
@@ -35,6 +48,15 @@ Cursor::~Cursor() {
         session_.engine_.txns_.commit(*ownTxn_).ignore();  // read-only
     locks_.reset();
     --session_.openCursors_;
+    if (!session_.cursorSpare_)
+        session_.cursorSpare_ = std::make_unique<CursorSpare>();
+    CursorSpare& spare = *session_.cursorSpare_;
+    if (!spare.tree) {  // another cursor may have refilled it already
+        spare.tree.emplace(std::move(treeCursor_));
+        spare.value.swap(value_);
+    }
+    if (ownTxn_ && !spare.txn)
+        spare.txn = std::move(ownTxn_);
 }
 
 const mvcc::Transaction& Cursor::txn() const {

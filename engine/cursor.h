@@ -27,6 +27,16 @@ namespace mvkv::engine {
 
 class Session;
 
+/// A closed cursor's buffers, kept by its session for the next cursor: a
+/// short scan (open, seek, a few steps, close) then allocates nothing but
+/// the Cursor itself. One is enough, as a session's cursors are mostly
+/// opened one at a time.
+struct CursorSpare {
+    std::optional<BTree::Cursor> tree;
+    std::string value;
+    std::unique_ptr<mvcc::Transaction> txn;
+};
+
 class Cursor {
   public:
     ~Cursor();
@@ -89,6 +99,9 @@ class Cursor {
     /// each under one epoch pin, without an operation of its own.
     BatchStep stepInBatch(bool forward);
     Status step(bool forward);
+
+    /// The spare tree cursor of `session`, reset onto `tree`, or a new one.
+    static BTree::Cursor treeCursorFor(Session& session, const BTree& tree);
 
     Session& session_;
     std::shared_ptr<Collection> coll_;

@@ -44,6 +44,7 @@ namespace mvkv::engine {
 
 class Engine;
 class Cursor;
+struct CursorSpare;
 
 struct TxnOptions {
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;  // none: read the newest commits
@@ -543,6 +544,8 @@ class Session {
     bool applyingOplog_ = false;
     mvcc::Timestamp nextCommandTs_ = mvcc::kNoTimestamp;  // setNextCommandTimestamp
     int openCursors_ = 0;
+    // What the last closed Cursor left for the next (engine/cursor.h).
+    std::unique_ptr<CursorSpare> cursorSpare_;
 
     CurOp curOp_;
     OpTally tally_;

@@ -81,6 +81,32 @@ TEST_CASE("turning the profiler on creates a 1 MiB capped system.profile") {
     CHECK(engine->catalog().lookup(kProfile) != nullptr);
 }
 
+TEST_CASE("with the profiler on every cursor step is a profiled getMore") {
+    // Unprofiled, a step within the cursor's batch is no operation of its
+    // own (docs/operations.md); profiled, the profiler must see each one.
+    auto engine = openEngine();
+    auto s = engine->openSession();
+    REQUIRE_OK(s->createCollection("app.c"));
+    for (const char* k : {"a", "b", "c", "d", "e"})
+        REQUIRE_OK(s->put("app.c", k, "v"));
+    REQUIRE_OK(engine->profiler().setLevel("app", 2).status());
+    {
+        auto c = s->openCursor("app.c");
+        REQUIRE_OK(c.status());
+        int steps = 0;
+        for (mustOk(c.value()->first()); c.value()->valid(); mustOk(c.value()->next()))
+            ++steps;
+        CHECK(steps == 5);
+    }
+    int getMores = 0;
+    REQUIRE_OK(s->scan(kProfile, {}, [&](std::string_view, std::string_view v) {
+        if (nlohmann::json::parse(v)["op"] == "getmore")
+            ++getMores;
+        return true;
+    }));
+    CHECK(getMores == 6);  // first, four steps onto keys, one past the end
+}
+
 TEST_CASE("a system.profile the user made smaller keeps its caps") {
     auto engine = openEngine();
     auto s = engine->openSession();
