@@ -17,20 +17,19 @@ Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
       coll_(std::move(coll)),
       locks_(std::move(locks)),
       generation_(session.txnGeneration_),
-      treeCursor_(treeCursorFor(session, coll_->tree())) {
+      treeCursorOwner_(treeCursorFor(session, coll_->tree())),
+      treeCursor_(*treeCursorOwner_) {
     ++session_.openCursors_;
     if (CursorSpare* spare = session_.cursorSpare_.get())
         value_.swap(spare->value);
 }
 
-BTree::Cursor Cursor::treeCursorFor(Session& session, const BTree& tree) {
+std::unique_ptr<BTree::Cursor> Cursor::treeCursorFor(Session& session, const BTree& tree) {
     CursorSpare* spare = session.cursorSpare_.get();
     if (!spare || !spare->tree)
-        return BTree::Cursor(tree);
-    BTree::Cursor c = std::move(*spare->tree);
-    spare->tree.reset();
-    c.reset(tree);
-    return c;
+        return std::make_unique<BTree::Cursor>(tree);
+    spare->tree->reset(tree);
+    return std::move(spare->tree);
 }
 
 Status Cursor::beginOwnTxn(const mvcc::BeginOptions& options) {
@@ -52,7 +51,7 @@ Cursor::~Cursor() {
         session_.cursorSpare_ = std::make_unique<CursorSpare>();
     CursorSpare& spare = *session_.cursorSpare_;
     if (!spare.tree) {  // another cursor may have refilled it already
-        spare.tree.emplace(std::move(treeCursor_));
+        spare.tree = std::move(treeCursorOwner_);
         spare.value.swap(value_);
     }
     if (ownTxn_ && !spare.txn)

@@ -32,7 +32,7 @@ class Session;
 /// the Cursor itself. One is enough, as a session's cursors are mostly
 /// opened one at a time.
 struct CursorSpare {
-    std::optional<BTree::Cursor> tree;
+    std::unique_ptr<BTree::Cursor> tree;  // by pointer: moving its buffers costs more
     std::string value;
     std::unique_ptr<mvcc::Transaction> txn;
 };
@@ -101,14 +101,15 @@ class Cursor {
     Status step(bool forward);
 
     /// The spare tree cursor of `session`, reset onto `tree`, or a new one.
-    static BTree::Cursor treeCursorFor(Session& session, const BTree& tree);
+    static std::unique_ptr<BTree::Cursor> treeCursorFor(Session& session, const BTree& tree);
 
     Session& session_;
     std::shared_ptr<Collection> coll_;
     std::optional<lockmgr::AutoGetCollection> locks_;  // only with a txn of its own
     std::unique_ptr<mvcc::Transaction> ownTxn_;
     uint64_t generation_;
-    BTree::Cursor treeCursor_;
+    std::unique_ptr<BTree::Cursor> treeCursorOwner_;
+    BTree::Cursor& treeCursor_;  // *treeCursorOwner_
     bool valid_ = false;
     std::string value_;       // as stored
     size_t valueOffset_ = 0;  // where the caller's bytes start in value_ (a TTL header's size)
