@@ -29,16 +29,17 @@ void leafShiftRight(Leaf* leaf, int pos, int n) {
 
 // Inserts at pos into a locked (or unpublished) leaf that has room. The count
 // is stored last, so a reader that sees it also sees the slot.
-void leafInsertAt(Leaf* leaf, int pos, const KeyBlob* key, void* value) {
+void leafInsertAt(Leaf* leaf, int pos, std::string_view key, const KeyBlob* blob, void* value) {
     int n = leaf->count.load(std::memory_order_relaxed);
     assert(n < Leaf::kCapacity);
     leafShiftRight(leaf, pos, n);
-    leaf->keys.set(pos, key);
+    leaf->keys.set(pos, key, blob);
     leaf->values[pos].store(value, std::memory_order_release);
     leaf->count.store(static_cast<uint16_t>(n + 1), std::memory_order_release);
 }
 
-// Removes slot pos from a locked leaf; returns its key blob for retirement.
+// Removes slot pos from a locked leaf; returns its key blob for retirement
+// (null for a key short enough to have none).
 const KeyBlob* leafRemoveAt(Leaf* leaf, int pos) {
     int n = leaf->count.load(std::memory_order_relaxed);
     const KeyBlob* removed = leaf->keys.blob[pos].load(std::memory_order_relaxed);
@@ -80,8 +81,9 @@ Split splitLeaf(Leaf* leaf, int mid) {
     }
     right->count.store(static_cast<uint16_t>(n - mid), std::memory_order_relaxed);
     leaf->count.store(static_cast<uint16_t>(mid), std::memory_order_release);
+    char left[kInlineKeyBytes], first[kInlineKeyBytes];
     const KeyBlob* sep =
-        makeSeparator(leaf->keys.blobAt(mid - 1)->view(), right->keys.blobAt(0)->view());
+        makeSeparator(leaf->keys.keyAt(mid - 1, left), right->keys.keyAt(0, first));
     return {sep, right};
 }
 
@@ -328,8 +330,9 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
     assert(key.size() <= UINT32_MAX);
     auto guard = epochs_.pin();
     SearchKey k(key);
-    // The key's copy is made outside the latch, once, and kept across restarts.
+    // A long key's copy is made outside the latch, once, and kept across restarts.
     const KeyBlob* blob = nullptr;
+    const bool needsBlob = key.size() > kInlineKeyBytes;
     for (Restarter backoff;; backoff.pause()) {
         // The leaf's parent as the descent read it (nullptr: the leaf is the root).
         Inner* parent = nullptr;
@@ -364,7 +367,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
             }
             return {current, false};
         }
-        if (blob == nullptr) {
+        if (needsBlob && blob == nullptr) {
             blob = KeyBlob::make(key);  // the upgrade below still checks nothing changed
         }
         if (n < Leaf::kCapacity) {
@@ -372,7 +375,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
                 continue;
             }
             // The version did not change since pos was computed: it holds.
-            leafInsertAt(leaf, pos, blob, value);
+            leafInsertAt(leaf, pos, key, blob, value);
             writeUnlock(leaf);
             addToSize(1);
             return {value, true};
@@ -390,7 +393,7 @@ std::pair<BTree::Value, bool> BTree::insertIfAbsent(std::string_view key, Value 
         Leaf* target = compareBytes(key, split.separator->view()) < 0 ? leaf : asLeaf(split.right);
         bool unused;
         int at = target->keys.lowerBound(target->count.load(std::memory_order_relaxed), k, unused);
-        leafInsertAt(target, at, blob, value);
+        leafInsertAt(target, at, key, blob, value);
         linkSplitAndUnlock(root_, parent, leaf, split);
         addToSize(1);
         return {value, true};
@@ -430,7 +433,8 @@ bool BTree::removeImpl(std::string_view key, bool checkValue, Value expected) {
         writeUnlock(leaf);
         // Readers that loaded the pointer before the unlock may still compare
         // against it: free it only when they are gone.
-        epochs_.retire(const_cast<KeyBlob*>(removed), &KeyBlob::destroy);
+        if (removed != nullptr)
+            epochs_.retire(const_cast<KeyBlob*>(removed), &KeyBlob::destroy);
         addToSize(-1);
         return true;
     }

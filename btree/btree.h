@@ -4,7 +4,8 @@
 //
 // Keys: byte strings of any length (designed and tested up to 64 KiB; the
 // limit is 4 GiB - 1), compared in memcmp order, a prefix sorting first. The
-// tree copies them (immutable heap blobs); the caller's buffer is not kept.
+// tree copies them (into the leaf slot for keys of up to 16 bytes, else
+// immutable heap blobs); the caller's buffer is not kept.
 //
 // Values: the caller's pointers. The tree stores and returns them and never
 // dereferences or frees them; the caller keeps them alive.

@@ -17,9 +17,9 @@ namespace mvkv {
 using namespace btree_detail;
 
 namespace {
-// Room a batch keeps per key: keys up to this long are copied from the
-// inline words with two 8-byte stores (KeySlots::copyKey).
-constexpr size_t kInlineKeyBytes = 16;
+// Room a batch keeps per key is kInlineKeyBytes (node.h): keys up to that
+// long are copied from the inline words with two 8-byte stores
+// (KeySlots::copyKey).
 // The first batch after a seek: a point seek followed by a few next() calls
 // (the common short range read) should not copy the whole rest of a leaf.
 // Later batches, from next()/prev(), take the leaf's remainder.

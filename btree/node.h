@@ -45,6 +45,11 @@
 
 namespace mvkv::btree_detail {
 
+// Keys up to this long live in a slot's prefix and infix words alone: a
+// leaf slot of such a key has no blob (saves an allocation per key). Inner
+// nodes' separators always have one.
+inline constexpr size_t kInlineKeyBytes = 16;
+
 // An immutable copy of a key: the length, then the bytes.
 struct KeyBlob {
     uint32_t len;
@@ -207,11 +212,22 @@ struct KeySlots {
     }
 
     // Writer side (node locked or unpublished).
-    void set(int i, const KeyBlob* b) {
-        prefix[i].store(keyWord(b->data(), b->len, 0), std::memory_order_release);
-        infix[i].store(keyWord(b->data(), b->len, 8), std::memory_order_release);
-        len[i].store(b->len, std::memory_order_release);
+    void set(int i, const KeyBlob* b) { set(i, b->view(), b); }
+    /// `key` in slot i; `b` its blob, which only a key longer than
+    /// kInlineKeyBytes needs (shorter ones live in prefix and infix alone).
+    void set(int i, std::string_view key, const KeyBlob* b) {
+        prefix[i].store(keyWord(key.data(), key.size(), 0), std::memory_order_release);
+        infix[i].store(keyWord(key.data(), key.size(), 8), std::memory_order_release);
+        len[i].store(static_cast<uint32_t>(key.size()), std::memory_order_release);
         blob[i].store(b, std::memory_order_release);
+    }
+    /// Writer side: slot i's key, from its blob or rebuilt into `scratch`.
+    std::string_view keyAt(int i, char (&scratch)[kInlineKeyBytes]) const {
+        uint32_t n = len[i].load(std::memory_order_relaxed);
+        if (n > kInlineKeyBytes)
+            return blob[i].load(std::memory_order_relaxed)->view();
+        copyKey(i, scratch, sizeof(scratch));
+        return std::string_view(scratch, n);
     }
     void copyFrom(int i, const KeySlots& src, int j) {
         prefix[i].store(src.prefix[j].load(std::memory_order_relaxed), std::memory_order_release);
