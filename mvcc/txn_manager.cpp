@@ -259,7 +259,8 @@ Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind 
     return Status::OK();
 }
 
-void TransactionManager::finish(Transaction& txn, TxnState endState) {
+Timestamp TransactionManager::finish(Transaction& txn, TxnState endState) {
+    Timestamp allDurableAfter = kNoTimestamp;
     if (txn.linked_) {
         std::lock_guard lock(mutex_);
         unlinkActive(txn);
@@ -269,6 +270,7 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
         // all_durable (past the clock, ahead of commits still to come).
         if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
             maxCommitted_ = std::max({maxCommitted_, txn.commitTs_, txn.durableTs_});
+        allDurableAfter = allDurableLocked();
     }
     if (txn.state_ == TxnState::kPrepared) {
         auto& counter = endState == TxnState::kCommitted ? preparedCommitted_ : preparedAborted_;
@@ -276,6 +278,7 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
     }
     countEnd(endState);
     txn.state_ = endState;
+    return allDurableAfter;
 }
 
 Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> commitTs) {
@@ -359,7 +362,7 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
     return ts;
 }
 
-void TransactionManager::completeCommit(Transaction& txn) {
+Timestamp TransactionManager::completeCommit(Transaction& txn) {
     const Timestamp ts = txn.commitTs_;
     if (txn.durableTs_ == kNoTimestamp)
         txn.durableTs_ = ts;
@@ -371,7 +374,7 @@ void TransactionManager::completeCommit(Transaction& txn) {
     // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
         w.update->markCommitted(ts, durable);
-    finish(txn, TxnState::kCommitted);
+    return finish(txn, TxnState::kCommitted);
 }
 
 StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn,

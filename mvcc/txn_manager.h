@@ -153,7 +153,10 @@ class TransactionManager {
     /// which then returns kNoTimestamp (nothing to log, nothing to complete).
     StatusWith<Timestamp> prepareCommit(Transaction& txn,
                                         std::optional<Timestamp> commitTs = std::nullopt);
-    void completeCommit(Transaction& txn);
+    /// Returns all_durable as it stood the moment the transaction left the
+    /// active list (read under the same lock), for the committer to publish
+    /// as the oplog's visible timestamp without asking again.
+    Timestamp completeCommit(Transaction& txn);
     /// For a write outside the MVCC tables (a catalog command) that must
     /// take its place in timestamp order: gives the running transaction,
     /// which has written nothing, the clock's next timestamp; all_durable
@@ -294,7 +297,9 @@ class TransactionManager {
     Timestamp oldestReaderLocked(const Transaction** who) const;
     /// min(oldest, oldest reader, held pins); 0 until oldest is set.
     Timestamp pinnedLocked() const;
-    void finish(Transaction& txn, TxnState endState);
+    /// Ends `txn`; returns all_durable right after (kNoTimestamp when the
+    /// transaction was not on the active list: it held nothing back).
+    Timestamp finish(Transaction& txn, TxnState endState);
 
     mutable std::mutex mutex_;
     Transaction* activeHead_ = nullptr;  // running transactions, newest first
