@@ -34,6 +34,7 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
         // held below it), append, then make it visible (docs/oplog.md).
         auto prepared = engine_.txns_.prepareCommit(txn_, commitTs);
         s = prepared.status();
+        bool published = false;
         if (s.ok() && prepared.value() != mvcc::kNoTimestamp) {
             s = logCommitted();
             if (s.ok()) {
@@ -41,12 +42,15 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
                     failpoint::hangAfterOplogAppend.pauseIfFires();
                 if (failpoint::abortProcess.armed() && clientOp())
                     failpoint::crashPoint("afterOplogAppend");
-                engine_.txns_.completeCommit(txn_);
+                // The no-holes point read as it finished: no second look.
+                engine_.oplog_->publishVisible(engine_.txns_.completeCommit(txn_));
+                published = true;
             }
             else
                 engine_.txns_.abort(txn_);
         }
-        engine_.oplog_->notifyCommit();  // also when a hole closed by rollback
+        if (!published)
+            engine_.oplog_->notifyCommit();  // a rollback may have closed a hole
     }
     if (s.ok()) {
         applyCommitCounts();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 namespace mvkv::mvcc {
@@ -47,7 +48,7 @@ Status conflictStatus(const Transaction& txn, const Update& newest) {
 }  // namespace
 
 TransactionManager::TransactionManager() {
-    running_.store(new RunningIds(), std::memory_order_release);
+    running_.store(new RunningTable(16), std::memory_order_release);
 }
 
 TransactionManager::~TransactionManager() {
@@ -61,27 +62,74 @@ TransactionManager::Counters& TransactionManager::myCounters() {
 }
 
 void TransactionManager::publishRunningLocked() {
-    auto* fresh = new RunningIds();
-    fresh->snapMax = nextId_;
+    std::vector<TxnId>& ids = runningScratch_;
+    ids.clear();
     for (Transaction* t = activeHead_; t; t = t->nextActive_) {
         // A prepared transaction leaves the running set, as WiredTiger's
         // leaves its global table: readers judge its versions by timestamp.
         // (prepareTs_ is set under this mutex, and reset only while the
         // transaction is off the list.)
         if (t->id_ != kNoTxnId && t->prepareTs_ == kNoTimestamp)
-            fresh->ids.push_back(t->id_);
+            ids.push_back(t->id_);
     }
-    std::sort(fresh->ids.begin(), fresh->ids.end());
-    const RunningIds* old = running_.exchange(fresh, std::memory_order_acq_rel);
-    epochs_.retireObject(const_cast<RunningIds*>(old));
+    std::sort(ids.begin(), ids.end());
+    // Release stores (plain moves on x86): each one orders the odd version
+    // below, and everything this transaction did before (such as marking
+    // its versions committed), before itself. A reader that reads any of
+    // them with its acquire loads then sees the version odd or moved on,
+    // and throws its copy away, or sees all of that.
+    auto fill = [&](RunningTable& table) {
+        table.snapMax.store(nextId_, std::memory_order_release);
+        for (size_t i = 0; i < ids.size(); ++i)
+            table.ids[i].store(ids[i], std::memory_order_release);
+        table.count.store(ids.size(), std::memory_order_release);
+    };
+    RunningTable* table = running_.load(std::memory_order_relaxed);  // only changed here
+    if (ids.size() > table->capacity) {
+        // Filled before anyone can see it; readers still on the old one
+        // read it as it was (a snapshot of a moment ago), then epochs_ frees it.
+        auto* bigger = new RunningTable(std::max(ids.size(), 2 * table->capacity));
+        fill(*bigger);
+        running_.store(bigger, std::memory_order_release);
+        epochs_.retireObject(table);
+        return;
+    }
+    // The sequence lock's write side (no fences: ThreadSanitizer does not
+    // model them, and on x86 these orders cost nothing more).
+    const uint64_t version = table->version.load(std::memory_order_relaxed);
+    table->version.store(version + 1, std::memory_order_relaxed);
+    fill(*table);
+    table->version.store(version + 2, std::memory_order_release);
+}
+
+template <typename Read>
+void TransactionManager::readRunning(Read&& read) const {
+    auto guard = epochs_.pin();  // the table may be replaced by a bigger one
+    const RunningTable* table = running_.load(std::memory_order_acquire);
+    for (unsigned tries = 1;; ++tries) {
+        const uint64_t before = table->version.load(std::memory_order_acquire);
+        if ((before & 1) == 0) {
+            read(*table);  // with acquire loads: the check below cannot move above them
+            if (table->version.load(std::memory_order_relaxed) == before)
+                return;
+        }
+        // A writer is mid-rewrite (a few stores under mutex_); if it was
+        // preempted there, let it run rather than spin out our time slice.
+        if (tries % 64 == 0)
+            std::this_thread::yield();
+    }
 }
 
 void TransactionManager::takeSnapshot(Transaction& txn) const {
-    auto guard = epochs_.pin();
-    const RunningIds* running = running_.load(std::memory_order_acquire);
     Snapshot& snap = txn.snapshot_;
-    snap.snapMax = running->snapMax;
-    snap.concurrent.assign(running->ids.begin(), running->ids.end());
+    readRunning([&](const RunningTable& table) {
+        snap.snapMax = table.snapMax.load(std::memory_order_acquire);
+        // Bounded: a torn read is thrown away, but must not overrun.
+        const size_t n = std::min(table.count.load(std::memory_order_acquire), table.capacity);
+        snap.concurrent.resize(n);
+        for (size_t i = 0; i < n; ++i)
+            snap.concurrent[i] = table.ids[i].load(std::memory_order_acquire);
+    });
     snap.snapMin = snap.concurrent.empty() ? snap.snapMax : snap.concurrent.front();
 }
 
@@ -259,7 +307,8 @@ Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind 
     return Status::OK();
 }
 
-void TransactionManager::finish(Transaction& txn, TxnState endState) {
+Timestamp TransactionManager::finish(Transaction& txn, TxnState endState) {
+    Timestamp allDurableAfter = kNoTimestamp;
     if (txn.linked_) {
         std::lock_guard lock(mutex_);
         unlinkActive(txn);
@@ -269,6 +318,7 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
         // all_durable (past the clock, ahead of commits still to come).
         if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
             maxCommitted_ = std::max({maxCommitted_, txn.commitTs_, txn.durableTs_});
+        allDurableAfter = allDurableLocked();
     }
     if (txn.state_ == TxnState::kPrepared) {
         auto& counter = endState == TxnState::kCommitted ? preparedCommitted_ : preparedAborted_;
@@ -276,6 +326,7 @@ void TransactionManager::finish(Transaction& txn, TxnState endState) {
     }
     countEnd(endState);
     txn.state_ = endState;
+    return allDurableAfter;
 }
 
 Status TransactionManager::commit(Transaction& txn, std::optional<Timestamp> commitTs) {
@@ -359,7 +410,7 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
     return ts;
 }
 
-void TransactionManager::completeCommit(Transaction& txn) {
+Timestamp TransactionManager::completeCommit(Transaction& txn) {
     const Timestamp ts = txn.commitTs_;
     if (txn.durableTs_ == kNoTimestamp)
         txn.durableTs_ = ts;
@@ -371,7 +422,7 @@ void TransactionManager::completeCommit(Transaction& txn) {
     // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
         w.update->markCommitted(ts, durable);
-    finish(txn, TxnState::kCommitted);
+    return finish(txn, TxnState::kCommitted);
 }
 
 StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn,
@@ -709,9 +760,13 @@ Timestamp TransactionManager::oldestReaderLocked(const Transaction** who) const 
 }
 
 TxnId TransactionManager::snapshotFloorNow() const {
-    auto guard = epochs_.pin();
-    const RunningIds* running = running_.load(std::memory_order_acquire);
-    return running->ids.empty() ? running->snapMax : running->ids.front();
+    TxnId floor = kNoTxnId;
+    readRunning([&](const RunningTable& table) {
+        floor = table.count.load(std::memory_order_acquire) == 0
+                    ? table.snapMax.load(std::memory_order_acquire)
+                    : table.ids[0].load(std::memory_order_acquire);
+    });
+    return floor;
 }
 
 Timestamp TransactionManager::pinnedLocked() const {

@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -153,7 +154,10 @@ class TransactionManager {
     /// which then returns kNoTimestamp (nothing to log, nothing to complete).
     StatusWith<Timestamp> prepareCommit(Transaction& txn,
                                         std::optional<Timestamp> commitTs = std::nullopt);
-    void completeCommit(Transaction& txn);
+    /// Returns all_durable as it stood the moment the transaction left the
+    /// active list (read under the same lock), for the committer to publish
+    /// as the oplog's visible timestamp without asking again.
+    Timestamp completeCommit(Transaction& txn);
     /// For a write outside the MVCC tables (a catalog command) that must
     /// take its place in timestamp order: gives the running transaction,
     /// which has written nothing, the clock's next timestamp; all_durable
@@ -273,13 +277,26 @@ class TransactionManager {
 
     // The ids of running transactions that have written, and the next id:
     // what a snapshot copies. Rebuilt under mutex_ whenever that set changes
-    // and published with one atomic store, so a reader without a read
-    // timestamp takes its snapshot with no lock (old copies are retired
-    // through epochs_).
-    struct RunningIds {
-        TxnId snapMax = 1;
-        std::vector<TxnId> ids;  // sorted
+    // (twice per writing transaction) and read with no lock by a reader
+    // without a read timestamp, as a sequence lock: the writer makes
+    // `version` odd, rewrites the table in place, makes it even again; a
+    // reader copies it and retries if the version was odd or moved. In
+    // place, because a fresh copy per change (allocated, then retired
+    // through epochs_) cost more than the rest of a commit's bookkeeping,
+    // all of it under mutex_. Only a table too small is replaced (retired
+    // through epochs_, which readers pin).
+    struct RunningTable {
+        explicit RunningTable(size_t slots)
+            : capacity(slots), ids(new std::atomic<TxnId>[slots]) {}
+        std::atomic<uint64_t> version{0};  // odd while being rewritten
+        std::atomic<TxnId> snapMax{1};
+        std::atomic<size_t> count{0};
+        const size_t capacity;
+        std::unique_ptr<std::atomic<TxnId>[]> ids;  // [0, count) sorted
     };
+    /// Calls read(table) until it ran on a table no writer changed meanwhile.
+    template <typename Read>
+    void readRunning(Read&& read) const;
     void publishRunningLocked();
     void takeSnapshot(Transaction& txn) const;
     void countEnd(TxnState endState);
@@ -294,7 +311,9 @@ class TransactionManager {
     Timestamp oldestReaderLocked(const Transaction** who) const;
     /// min(oldest, oldest reader, held pins); 0 until oldest is set.
     Timestamp pinnedLocked() const;
-    void finish(Transaction& txn, TxnState endState);
+    /// Ends `txn`; returns all_durable right after (kNoTimestamp when the
+    /// transaction was not on the active list: it held nothing back).
+    Timestamp finish(Transaction& txn, TxnState endState);
 
     mutable std::mutex mutex_;
     Transaction* activeHead_ = nullptr;  // running transactions, newest first
@@ -309,7 +328,8 @@ class TransactionManager {
     std::vector<Timestamp> pins_;               // of every held TimestampPin (a few at most)
 
     mutable EpochManager epochs_;
-    std::atomic<const RunningIds*> running_{nullptr};
+    std::atomic<RunningTable*> running_{nullptr};
+    std::vector<TxnId> runningScratch_;  // publishRunningLocked's, under mutex_
 
     // Striped by thread so that readers on different cores do not share a
     // line for every transaction they count.

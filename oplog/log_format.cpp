@@ -84,12 +84,16 @@ uint64_t recordChecksum(std::string_view payload) {
     return XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size());
 }
 
+std::array<char, kRecordHeaderBytes> recordHeader(std::string_view payload) {
+    std::array<char, kRecordHeaderBytes> header;
+    putU32(header.data(), static_cast<uint32_t>(payload.size()));
+    putU64(header.data() + 4, recordChecksum(payload));
+    return header;
+}
+
 void appendRecord(std::string& out, std::string_view payload) {
-    // kRecordHeaderBytes: the length and the checksum written here.
-    size_t at = out.size();
-    out.resize(at + kRecordHeaderBytes);
-    putU32(out.data() + at, static_cast<uint32_t>(payload.size()));
-    putU64(out.data() + at + 4, recordChecksum(payload));
+    const auto header = recordHeader(payload);
+    out.append(header.data(), header.size());
     out.append(payload.data(), payload.size());
 }
 

@@ -18,6 +18,7 @@
 // corruption): oplog/log_reader.h.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -62,6 +63,8 @@ bool decodeSegmentHeader(std::string_view header, uint64_t* number, uint32_t* ve
 
 /// Appends one framed record (header and payload) to `out`.
 void appendRecord(std::string& out, std::string_view payload);
+/// A record's header (kRecordHeaderBytes: length and checksum) for `payload`.
+std::array<char, kRecordHeaderBytes> recordHeader(std::string_view payload);
 /// The checksum a record header carries for `payload`.
 uint64_t recordChecksum(std::string_view payload);
 

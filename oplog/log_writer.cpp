@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "failpoint/failpoints.h"
 #include "oplog/log_format.h"
@@ -143,6 +144,14 @@ void LogWriter::leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync) {
     Status s = writeChunks(batch, sync);
     const auto took = std::chrono::steady_clock::now() - start;
     lock.lock();
+    // The largest buffer of the batch is kept for the next chunk (not one
+    // a huge record grew: that memory goes back).
+    for (Chunk& c : batch) {
+        if (c.bytes.capacity() > spare_.capacity() && c.bytes.capacity() <= 4 * kNoneFlushBytes) {
+            c.bytes.clear();
+            spare_.swap(c.bytes);
+        }
+    }
     if (sync)
         lastSyncMicros_ = static_cast<uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(took).count());
@@ -166,6 +175,8 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
     if (payload.size() > kMaxRecordBytes)
         return Status::InvalidArgument(fmt::format(
             "an oplog record of {} bytes is over the limit of {}", payload.size(), kMaxRecordBytes));
+    // Framed (checksummed) before the lock: committers share mutex_.
+    const auto framing = recordHeader(payload);
     std::unique_lock lock(mutex_);
     if (!error_.ok())
         return error_;
@@ -184,10 +195,12 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
         stats_.currentSegment = segment_;
     }
     if (pending_.empty() || pending_.back().segment != segment_)
-        pending_.push_back({segment_, {}});
+        pending_.push_back({segment_, std::exchange(spare_, {})});
     if (where)
         *where = {segment_, segmentSize_};
-    appendRecord(pending_.back().bytes, payload);
+    std::string& bytes = pending_.back().bytes;
+    bytes.append(framing.data(), framing.size());
+    bytes.append(payload.data(), payload.size());
     segmentSize_ += framed;
     pendingBytes_ += framed;
     const uint64_t seq = ++appended_;

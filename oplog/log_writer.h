@@ -109,6 +109,10 @@ class LogWriter {
     uint64_t lastSyncMicros_ = 0;      // how long the newest batch's write + sync took
     uint64_t lastBatchRecords_ = 0;    // records the newest synced batch carried
     std::vector<Chunk> pending_;  // framed records (and new segments' headers) not yet written
+    // A written batch's buffer, emptied, for the next chunk: the buffer
+    // keeps its capacity, so appenders do not regrow (and fault in) a fresh
+    // one from nothing under mutex_ after every batch.
+    std::string spare_;
     size_t pendingBytes_ = 0;
     uint64_t appended_ = 0;    // sequence of the newest appended record
     uint64_t written_ = 0;     // records up to this one are written

@@ -143,7 +143,11 @@ class Oplog {
     const OplogOptions& options() const { return options_; }
 
     // --- visibility ---
+    /// A transaction ended: publishes all_durable as it is now.
     void notifyCommit() { visibility_.notify(); }
+    /// A commit ended, and all_durable was `noHolesPoint` just after
+    /// (TransactionManager::completeCommit): publishes it without asking again.
+    void publishVisible(mvcc::Timestamp noHolesPoint) { visibility_.publish(noHolesPoint); }
     mvcc::Timestamp visibleTs() const { return visibility_.visible(); }
     mvcc::Timestamp refreshVisibility() { return visibility_.refreshNow(); }
     mvcc::Timestamp waitVisibleAfter(mvcc::Timestamp after,
@@ -195,7 +199,7 @@ class Oplog {
     uint64_t memBytes_ = 0;
     // kWrite / kNone: what flush() last made durable (syncedTs()).
     std::atomic<mvcc::Timestamp> flushedTs_{mvcc::kNoTimestamp};
-    VisibilityPublisher visibility_;  // last: its thread stops first
+    VisibilityPublisher visibility_;  // last: destroyed first, waking its waiters
 };
 
 }  // namespace mvkv::oplog

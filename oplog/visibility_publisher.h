@@ -1,18 +1,23 @@
-// VisibilityPublisher: the oplog's visible timestamp, as MongoDB's oplog
-// visibility thread publishes it. Oplog readers see entries up to the
-// no-holes point (all_durable): never an entry whose transaction has not
+// VisibilityPublisher: the oplog's visible timestamp, the no-holes point
+// (all_durable) as MongoDB's oplog visibility thread publishes it. Oplog
+// readers see entries up to it: never an entry whose transaction has not
 // finished committing, never one past a hole left by an earlier-timestamped
 // transaction still in flight.
 //
-// Committers call notify() after they finish (and abort()s of timestamped
-// transactions do too: a hole can close by abort). A background thread
-// wakes once per burst of notifications (batched), asks for the no-holes
-// point, and publishes it only when it moved forward (monotonic), waking
-// every waiter.
+// No thread of its own: the committer that finishes publishes, in its own
+// thread, the no-holes point it read as it left the active list
+// (publish(); TransactionManager::completeCommit returns it), and the rarer
+// ends (rollbacks of timestamped transactions, catalog commands, prepared
+// commits) ask for it again (notify()). Publication is monotonic (a
+// compare-and-swap to the maximum), so committers that finish out of order
+// never move it back; only when a reader waits does a publication take the
+// mutex and wake it. A background thread woken per burst of commits cost a
+// context switch of a committer per wake-up on a machine with few cores
+// (docs/oplog.md, "Visibility").
 //
 // Thread safety: every method from any thread. The source function is
-// called from the background thread and from refreshNow(), possibly at the
-// same time, so it must be thread safe (TransactionManager::allDurable is).
+// called from any of them at once, so it must be thread safe
+// (TransactionManager::allDurable is).
 #pragma once
 
 #include <atomic>
@@ -21,7 +26,6 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <thread>
 
 #include "mvcc/timestamp.h"
 
@@ -29,38 +33,37 @@ namespace mvkv::oplog {
 
 class VisibilityPublisher {
   public:
-    /// Starts the thread. `noHolesPoint` returns the current all_durable.
+    /// `noHolesPoint` returns the current all_durable.
     explicit VisibilityPublisher(std::function<mvcc::Timestamp()> noHolesPoint);
-    ~VisibilityPublisher();  // stops and joins the thread; wakes every waiter
+    ~VisibilityPublisher();  // wakes every waiter
     VisibilityPublisher(const VisibilityPublisher&) = delete;
     VisibilityPublisher& operator=(const VisibilityPublisher&) = delete;
 
-    /// The no-holes point may have moved. Cheap when a wake-up is already due.
-    void notify();
+    /// Publishes `noHolesPoint`, a value all_durable had at some moment since
+    /// this call's caller finished (a stale, smaller one changes nothing).
+    void publish(mvcc::Timestamp noHolesPoint);
+    /// The no-holes point may have moved: reads it and publishes it.
+    void notify() { publish(noHolesPoint_()); }
     /// The published visible timestamp (0 until something is visible).
     mvcc::Timestamp visible() const { return visible_.load(std::memory_order_acquire); }
-    /// Recomputes and publishes now, in the caller's thread; returns visible().
+    /// notify(), then returns visible().
     mvcc::Timestamp refreshNow();
     /// Blocks until visible() > `after` or `deadline` passes (or the
-    /// publisher stops); returns visible().
+    /// publisher is destroyed); returns visible().
     mvcc::Timestamp waitAfter(mvcc::Timestamp after,
                               std::chrono::steady_clock::time_point deadline);
     /// How many times the published timestamp moved.
     uint64_t publications() const { return publications_.load(std::memory_order_relaxed); }
 
   private:
-    void run();
-    void publish(mvcc::Timestamp ts);  // requires mutex_
-
     std::function<mvcc::Timestamp()> noHolesPoint_;
     std::atomic<mvcc::Timestamp> visible_{0};
-    std::atomic<bool> due_{false};
     std::atomic<uint64_t> publications_{0};
+    // Readers in waitAfter(): a publication that sees none skips the mutex.
+    std::atomic<uint32_t> waiters_{0};
     std::mutex mutex_;
-    std::condition_variable wake_;     // the thread
-    std::condition_variable visibleCv_;  // waiters
-    bool stop_ = false;
-    std::thread thread_;
+    std::condition_variable visibleCv_;
+    bool stop_ = false;  // guarded by mutex_
 };
 
 }  // namespace mvkv::oplog

@@ -4,6 +4,7 @@
 // docs/architecture.md "Write conflicts"; issue 3, point 5 and the isolation tests.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -583,6 +584,89 @@ TEST_CASE("isolation: concurrent writers on distinct keys never conflict") {
             CHECK(read(r, *k) == std::to_string(lastCommitted));
     }
     REQUIRE_OK(mgr.commit(r));
+    CHECK(mgr.stats().active == 0);
+}
+
+TEST_CASE("isolation: a snapshot taken without a lock sees every commit that returned before it") {
+    // Readers without a read timestamp copy the running ids with no lock
+    // (TransactionManager's sequence lock). More writers than the table's
+    // first size hold their transactions open at once in the first round,
+    // so it is also replaced by a bigger one while readers copy it.
+    constexpr int kWriters = 24;
+    constexpr int kReaders = 2;
+    const int txnsPerWriter = 60 * kScale;
+    TransactionManager mgr;
+    Collection c;
+    std::vector<UpdateChain*> keys;
+    for (int w = 0; w < kWriters; ++w)
+        keys.push_back(&c.create("w" + std::to_string(w)));
+    // The newest n each writer's commit of had returned.
+    std::vector<std::atomic<int>> done(kWriters);
+    std::atomic<int> writersLeft{kWriters};
+    std::atomic<uint64_t> snapshots{0};
+
+    Failures failures;
+    std::barrier firstRound(kWriters);
+    std::latch start(kWriters + kReaders);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWriters; ++w) {
+        threads.emplace_back([&, w] {
+            Transaction txn;
+            start.arrive_and_wait();
+            for (int n = 1; n <= txnsPerWriter; ++n) {
+                if (Status s = mgr.begin(txn); !s.ok()) {
+                    failures.note("begin: " + s.toString());
+                    break;
+                }
+                if (Status s = put(mgr, txn, *keys[static_cast<size_t>(w)], std::to_string(n));
+                    !s.ok())
+                    failures.note("write: " + s.toString());
+                if (n == 1)
+                    firstRound.arrive_and_wait();  // every writer running at once
+                if (Status s = mgr.commit(txn); !s.ok())
+                    failures.note("commit: " + s.toString());
+                done[static_cast<size_t>(w)].store(n, std::memory_order_release);
+            }
+            writersLeft.fetch_sub(1);
+        });
+    }
+    for (int r = 0; r < kReaders; ++r) {
+        threads.emplace_back([&] {
+            Transaction txn;
+            BeginOptions unlocked;
+            unlocked.unregistered = true;
+            std::vector<int> seen(kWriters);
+            start.arrive_and_wait();
+            do {
+                for (size_t w = 0; w < seen.size(); ++w)
+                    seen[w] = done[w].load(std::memory_order_acquire);
+                if (Status s = mgr.begin(txn, unlocked); !s.ok()) {
+                    failures.note("reader begin: " + s.toString());
+                    return;
+                }
+                const Snapshot& snap = txn.snapshot();
+                if (!std::is_sorted(snap.concurrent.begin(), snap.concurrent.end()) ||
+                    (!snap.concurrent.empty() && snap.concurrent.back() >= snap.snapMax))
+                    failures.note("a snapshot's running ids are out of order or past snapMax");
+                for (size_t w = 0; w < seen.size(); ++w) {
+                    auto v = read(txn, *keys[w]);
+                    int got = v ? std::stoi(*v) : 0;
+                    if (got < seen[w])
+                        failures.note("writer " + std::to_string(w) + " committed " +
+                                      std::to_string(seen[w]) + " before the snapshot, which saw " +
+                                      std::to_string(got));
+                }
+                if (Status s = mgr.commit(txn); !s.ok())
+                    failures.note("reader commit: " + s.toString());
+                snapshots.fetch_add(1);
+                std::this_thread::yield();
+            } while (writersLeft.load() > 0);
+        });
+    }
+    for (auto& t : threads)
+        t.join();
+    failures.check();
+    CHECK(snapshots.load() > 0);
     CHECK(mgr.stats().active == 0);
 }
 
