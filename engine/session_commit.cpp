@@ -32,6 +32,7 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
     } else {
         // Logged before it is visible: prepare (timestamp fixed, all_durable
         // held below it), append, then make it visible (docs/oplog.md).
+        const bool heldTimestamp = txn_.commitTs() != mvcc::kNoTimestamp;
         auto prepared = engine_.txns_.prepareCommit(txn_, commitTs);
         s = prepared.status();
         bool published = false;
@@ -49,8 +50,11 @@ Status Session::commitTxn(std::optional<mvcc::Timestamp> commitTs) {
             else
                 engine_.txns_.abort(txn_);
         }
-        if (!published)
-            engine_.oplog_->notifyCommit();  // a rollback may have closed a hole
+        // A rollback, or a timestamp held and given up, may have closed a
+        // hole; a read-only commit held none (and the recompute takes the
+        // manager's mutex, so it is skipped).
+        if (!published && (!s.ok() || heldTimestamp || prepared.value() != mvcc::kNoTimestamp))
+            engine_.oplog_->notifyCommit();
     }
     if (s.ok()) {
         applyCommitCounts();

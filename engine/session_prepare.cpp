@@ -96,8 +96,11 @@ Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp dura
             engine_.txns_.cancelCommitPrepared(txn_);
             return Status(s.code(), commitRecordError(s));
         }
-        engine_.txns_.completeCommit(txn_);
-        engine_.oplog_->notifyCommit();
+        engine_.oplog_->publishVisible(engine_.txns_.completeCommit(txn_));
+    } else if (engine_.logging_) {
+        // Nothing to log, but a prepared transaction held all_durable below
+        // its prepare timestamp: the commits it held back become visible.
+        engine_.oplog_->publishVisible(engine_.txns_.completeCommit(txn_));
     } else {
         engine_.txns_.completeCommit(txn_);
     }

@@ -117,6 +117,13 @@ void TransactionManager::readRunning(Read&& read) const {
         // preempted there, let it run rather than spin out our time slice.
         if (tries % 64 == 0)
             std::this_thread::yield();
+        if (tries == 256) {
+            // A steady stream of rewrites can keep failing the copy: under
+            // mutex_ no rewrite runs, so this copy is whole (bounded wait).
+            std::lock_guard<std::mutex> lock(mutex_);
+            read(*running_.load(std::memory_order_acquire));
+            return;
+        }
     }
 }
 

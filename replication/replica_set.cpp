@@ -169,8 +169,8 @@ class ReplicaSet::Coordinator : public ReplicationCoordinator {
     Status awaitReplication(mvcc::Timestamp ts, const WriteConcern& wc) override {
         using Clock = std::chrono::steady_clock;
         const Clock::time_point until = wc.wtimeout ? Clock::now() + *wc.wtimeout : Clock::now();
-        // The primary's own durable point is published by its oplog's
-        // visibility thread, which does not report to this set: wait for it
+        // The primary's own visible point is published by its committers
+        // through its oplog, which does not report to this set: wait for it
         // first (with no secondary, or no report to come, nothing else would
         // wake the wait below).
         if (oplog::Oplog* log = primary_.oplog()) {

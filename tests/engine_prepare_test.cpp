@@ -443,6 +443,25 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "test_prepare13b_empty_prepared_commit: committing a prepared transaction that wrote "
+    "nothing makes the commits it held back visible") {
+    TempDir dir("mvkv-prepare-test");
+    auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kNone));
+    auto s = e->openSession();
+    mustOk(s->createCollection(kNs));
+    auto p = e->openSession();
+    mustOk(p->begin());
+    mustOk(p->prepare(20));  // no writes: nothing to log at its commit
+    mustOk(s->begin());
+    mustOk(s->put(kNs, "other", "x"));
+    mustOk(s->commit(30));
+    CHECK(e->oplog()->visibleTs() < 20);  // held below the prepare timestamp
+    mustOk(p->commit(25, 25));
+    // Published by the commit itself: no later commit is needed to move it.
+    CHECK(e->oplog()->visibleTs() >= 30);
+}
+
+TEST_CASE(
     "test_prepare14_history_pinned: the version a prepared update replaced stays readable "
     "through the sweep") {
     auto e = engineWith({{"k", "v1"}}, 10);
