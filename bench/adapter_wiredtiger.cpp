@@ -26,7 +26,15 @@
 // - Each StoreThread has its own WT_SESSION (sessions are single-threaded)
 //   with isolation=snapshot and two cached cursors: one with overwrite=true
 //   for get/put/scan and one with overwrite=false for remove, so removing an
-//   absent key reports WT_NOTFOUND in the same tree descent.
+//   absent key reports WT_NOTFOUND in the same tree descent. The cursors are
+//   opened once per thread and kept for its life: the reuse WiredTiger's
+//   documentation recommends over opening a cursor per operation (its
+//   session-level cache_cursors, on by default, only matters for cursors
+//   that are closed and reopened, which these never are).
+// - No settle() step after the load: the data set is in the cache as the
+//   load left it, which is what a read finds with or without a checkpoint
+//   (a checkpoint writes pages to the table file; reads still use the
+//   in-memory pages).
 //
 // Autocommit operations are WiredTiger's implicit transactions. WiredTiger's
 // cursor API already retries an implicit update that hits WT_ROLLBACK (a

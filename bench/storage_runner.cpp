@@ -212,8 +212,10 @@ ResultRow runInChild(const StorageSpec& spec, const StoreFactory& factory,
                                ValueFormat(config.valueSize),
                                0,
                                limits};
-            if (spec.preload)
+            if (spec.preload) {
                 load(ctx);
+                check(store->settle(), fmt::format("settle {} after the load", factory.name));
+            }
             StorageRun run = spec.run(ctx, threads);
             const Measurement& m = run.measurement;
             row = toRow(spec.name, factory.name, threads, m);

@@ -87,6 +87,7 @@ void registerBuiltinWorkloads(WorkloadRegistry& registry) {
     registerHistoryWorkload(registry);
     registerOplogWorkload(registry);
     registerRecoveryWorkload(registry);
+    registerCheckpointWorkload(registry);
     registerChangeStreamWorkload(registry);
     registerDoclockWorkload(registry);
     registerReplsetWorkload(registry);

@@ -133,6 +133,8 @@ void registerHistoryWorkload(WorkloadRegistry& registry);
 /// The oplog's log writer: appends per second in each sync mode (group commit).
 void registerOplogWorkload(WorkloadRegistry& registry);
 void registerRecoveryWorkload(WorkloadRegistry& registry);
+/// One mvkv checkpoint: its seconds and file size, and overwrite latency beside it.
+void registerCheckpointWorkload(WorkloadRegistry& registry);
 /// Change streams: events per second; the in-memory oplog's commit cost.
 void registerChangeStreamWorkload(WorkloadRegistry& registry);
 /// Document locks: acquire + release against insert + delete; contention.

@@ -131,3 +131,32 @@ TEST_CASE("a failing engine is reported as a failed row, and the run goes on") {
     REQUIRE(result.rows.size() == 1);
     CHECK(!result.rows[0].error.empty());
 }
+
+TEST_CASE("checkpoint: one checkpoint of every key, its file's size, the overwrites beside it") {
+    TempDir dir("mvkv-bench-test");
+    WorkloadRegistry registry;
+    registerBuiltinWorkloads(registry);
+    BenchConfig config = tinyConfig(dir.path);
+    config.keys = 500;
+    WorkloadResult result = registry.find("checkpoint")->run(config);
+    REQUIRE(result.rows.size() == 2);
+    const ResultRow& idle = result.rows[0];
+    const ResultRow& during = result.rows[1];
+    CHECK(idle.caseName == "no_checkpoint");
+    CHECK(during.caseName == "checkpoint");
+    for (const ResultRow& row : result.rows) {
+        CAPTURE(row.caseName);
+        CHECK_MESSAGE(row.error.empty(), row.error);
+        CHECK(row.ops > 0);
+        CHECK(row.metric("p99_us").value_or(0) > 0);
+        CHECK(row.metric("max_us").value_or(0) >= row.metric("p99_us").value_or(0));
+    }
+    CHECK(idle.ops == config.opsPerThread);  // --ops bounds the idle run
+    CHECK(during.metric("ckpt_entries") == 500.0);  // every key, overwritten or not
+    // 500 entries of 16 + 100 bytes: the file holds at least their bytes.
+    CHECK(during.metric("ckpt_mb").value_or(0) * 1024 * 1024 >= 500.0 * 116);
+    CHECK(during.metric("ckpt_s").value_or(0) > 0);
+    CHECK(during.seconds == during.metric("ckpt_s"));
+    CHECK(during.metric("p99_vs_idle").has_value());
+    CHECK(std::filesystem::is_empty(dir.path));  // its directory was removed
+}
