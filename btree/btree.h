@@ -135,6 +135,12 @@ class BTree {
             leaf_ = nullptr;
             count_ = 0;
             pos_ = 0;
+            keyOffsets_.resize(1);  // count_ + 1 offsets; keeps its capacity
+        }
+        /// Heap bytes the cursor's buffers hold (their capacity).
+        size_t bufferBytes() const {
+            return keyBytes_.capacity() + keyOffsets_.capacity() * sizeof(uint32_t) +
+                   target_.capacity() + fence_.capacity();
         }
 
         /// First key >= key.

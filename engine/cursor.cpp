@@ -20,8 +20,10 @@ Cursor::Cursor(Session& session, std::shared_ptr<Collection> coll,
       treeCursorOwner_(treeCursorFor(session, coll_->tree())),
       treeCursor_(*treeCursorOwner_) {
     ++session_.openCursors_;
-    if (CursorSpare* spare = session_.cursorSpare_.get())
+    if (CursorSpare* spare = session_.cursorSpare_.get()) {
         value_.swap(spare->value);
+        value_.clear();  // its capacity, not the last cursor's bytes
+    }
 }
 
 std::unique_ptr<BTree::Cursor> Cursor::treeCursorFor(Session& session, const BTree& tree) {
@@ -50,7 +52,11 @@ Cursor::~Cursor() {
     if (!session_.cursorSpare_)
         session_.cursorSpare_ = std::make_unique<CursorSpare>();
     CursorSpare& spare = *session_.cursorSpare_;
-    if (!spare.tree) {  // another cursor may have refilled it already
+    // Kept only while small: an idle session should not hold the buffers of
+    // one huge value or of a leaf of long keys.
+    constexpr size_t kSpareBytes = 64 << 10;
+    if (!spare.tree && treeCursor_.bufferBytes() <= kSpareBytes &&
+        value_.capacity() <= kSpareBytes) {  // another cursor may have refilled it already
         spare.tree = std::move(treeCursorOwner_);
         spare.value.swap(value_);
     }
@@ -142,9 +148,12 @@ Cursor::BatchStep Cursor::stepInBatch(bool forward) {
     // prepared version, a refill of the batch and every error to the full
     // step. With the profiler on every step is a full one, so it sees them
     // all; a pending interrupt is reported by the full step too.
+    // Inside an operation (withTransaction's body) a step adds its counters
+    // to that operation: the full step does it.
     if (!valid_ || !check().ok() ||
         session_.engine_.reportNanos() == std::numeric_limits<int64_t>::min() ||
-        session_.interrupted_.load(std::memory_order_relaxed)) [[unlikely]]
+        session_.interrupted_.load(std::memory_order_relaxed) || session_.curOp_.active())
+        [[unlikely]]
         return BatchStep::kFullStep;
     auto guard = session_.engine_.epochs_.pin();
     const mvcc::Transaction& t = txn();

@@ -721,6 +721,32 @@ TEST_CASE("serverStatus: opcounters count each kind of operation") {
     CHECK(closed == after);
 }
 
+TEST_CASE("cursor steps inside withTransaction add to its operation, not to getmore") {
+    auto engine = openEngine();
+    auto s = engine->openSession();
+    REQUIRE_OK(s->createCollection("app.c"));
+    for (const char* k : {"a", "b", "c", "d"})
+        REQUIRE_OK(s->put("app.c", k, "v"));
+    json before = status(*engine, "opcounters")["opcounters"];
+    int seen = 0;
+    REQUIRE_OK(s->withTransaction([&](Session& x) {
+        auto c = x.openCursor("app.c");
+        if (!c.ok())
+            return c.status();
+        for (Status st = c.value()->first(); c.value()->valid(); st = c.value()->next()) {
+            if (!st.ok())
+                return st;
+            ++seen;
+        }
+        return Status::OK();
+    }));
+    CHECK(seen == 4);
+    json after = status(*engine, "opcounters")["opcounters"];
+    // The body's cursor calls are part of the transaction's operation (a
+    // command), as every operation inside the body is: no getmore of their own.
+    CHECK(after["getmore"].get<int64_t>() == before["getmore"].get<int64_t>());
+}
+
 TEST_CASE("serverStatus: transactions open, committed and aborted") {
     auto engine = openEngine();
     auto a = engine->openSession();
