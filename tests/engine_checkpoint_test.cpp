@@ -548,13 +548,19 @@ MovingOldestRun movingOldestRun(int checkpoints) {
         // Runs on this thread, inside checkpoint(), just before the read at C.
         engine->setCheckpointTestHook([&](mvcc::Timestamp c) {
             if (attempt % 2 == 1) {
-                const uint64_t now = commits.load();
-                if (gate.load() <= now) {
-                    gate.store(now + kPace);
-                    gate.notify_all();
-                }
-                for (uint64_t n = now; n == now && !done.load(); n = commits.load())
+                // Let the writer go on until oldest has passed C. One more
+                // commit is not always enough: the writer may already have
+                // set stable (the checkpoint's C) to its newest commit and
+                // not yet counted it, so the commit counted next moves
+                // oldest only up to C.
+                for (uint64_t n = commits.load();
+                     engine->timestamps().oldest <= c && !done.load(); n = commits.load()) {
+                    if (gate.load() <= n) {
+                        gate.store(n + kPace);
+                        gate.notify_all();
+                    }
                     commits.wait(n);
+                }
             }
             if (engine->timestamps().oldest > c)
                 ++out.oldestPassedC;  // the checkpoints the unpinned code failed
