@@ -15,6 +15,7 @@
 #include "failpoint/failpoints.h"
 #include "oplog/log_format.h"
 #include "util/file_sync.h"
+#include "util/spin_then_block.h"
 
 namespace mvkv::oplog {
 
@@ -177,7 +178,8 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
             "an oplog record of {} bytes is over the limit of {}", payload.size(), kMaxRecordBytes));
     // Framed (checksummed) before the lock: committers share mutex_.
     const auto framing = recordHeader(payload);
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock(mutex_, std::defer_lock);
+    lockSpinningFirst(lock);  // held for a copy: worth waiting out (util/spin_then_block.h)
     if (!error_.ok())
         return error_;
     if (closed_)

@@ -11,6 +11,7 @@
 
 #include "oplog/log_format.h"
 #include "util/file_sync.h"
+#include "util/spin_then_block.h"
 
 namespace mvkv::oplog {
 
@@ -193,7 +194,8 @@ Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entr
         return s;
     RecordRef ref{{ts, 0}, where.segment, where.offset, static_cast<uint32_t>(payload.size()),
                   entries};
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock(mutex_, std::defer_lock);
+    lockSpinningFirst(lock);  // every committer passes here (util/spin_then_block.h)
     Segment& seg = segments_[where.segment];
     seg.bytes = std::max(seg.bytes, where.offset + kRecordHeaderBytes + payload.size());
     seg.maxTs = std::max(seg.maxTs, ref.key.ts);
