@@ -120,7 +120,7 @@ void TransactionManager::readRunning(Read&& read) const {
         if (tries == 256) {
             // A steady stream of rewrites can keep failing the copy: under
             // mutex_ no rewrite runs, so this copy is whole (bounded wait).
-            std::lock_guard<std::mutex> lock(mutex_);
+            std::lock_guard lock(mutex_);
             read(*running_.load(std::memory_order_acquire));
             return;
         }

@@ -35,6 +35,7 @@
 #include "mvcc/timestamp.h"
 #include "mvcc/transaction.h"
 #include "util/epoch.h"
+#include "util/spin_then_block.h"
 #include "util/status.h"
 
 namespace mvkv::mvcc {
@@ -315,7 +316,9 @@ class TransactionManager {
     /// transaction was not on the active list: it held nothing back).
     Timestamp finish(Transaction& txn, TxnState endState);
 
-    mutable std::mutex mutex_;
+    // Taken three times by every writing transaction, briefly: waiters spin
+    // before they sleep (util/spin_then_block.h).
+    mutable SpinThenBlockMutex mutex_;
     Transaction* activeHead_ = nullptr;  // running transactions, newest first
     size_t activeCount_ = 0;
     TxnId nextId_ = 1;

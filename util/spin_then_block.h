@@ -12,9 +12,14 @@
 // out the winner on its own CPU; when the holder is descheduled, the loser
 // blocks as before.
 //
-// Thread safety: as the lock's own. Works with anything that has try_lock()
-// and lock(): std::unique_lock of std::mutex or std::shared_mutex.
+// Thread safety: as the lock's own. lockSpinningFirst works with anything
+// that has try_lock() and lock(): std::unique_lock of std::mutex (so a
+// std::condition_variable can still wait on it) or of std::shared_mutex.
+// SpinThenBlockMutex is a std::mutex that always locks this way, for
+// std::lock_guard (not for std::condition_variable, which wants std::mutex).
 #pragma once
+
+#include <mutex>
 
 namespace mvkv {
 
@@ -33,5 +38,15 @@ void lockSpinningFirst(Lock& lock) {
     }
     lock.lock();
 }
+
+class SpinThenBlockMutex {
+  public:
+    void lock() { lockSpinningFirst(mutex_); }
+    bool try_lock() { return mutex_.try_lock(); }
+    void unlock() { mutex_.unlock(); }
+
+  private:
+    std::mutex mutex_;
+};
 
 }  // namespace mvkv
