@@ -153,15 +153,48 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, const mv
     }
 }
 
+void HistorySweeper::freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h) {
+    // The newest committed version every reader sees: each reader stops at
+    // it or above, so nothing below it is ever read again.
+    mvcc::Update* floor = head;
+    while (floor && !(floor->state() == mvcc::UpdateState::kCommitted &&
+                      h.visibleToAll(floor->txnId(), floor->startTs())))
+        floor = floor->next();
+    if (!floor || !floor->next())
+        return;
+    std::vector<mvcc::Update*> cut;
+    bool moved = floor->olderInHistory();
+    for (mvcc::Update* v = floor->next(); v; v = v->next()) {
+        cut.push_back(v);
+        moved = moved || v->olderInHistory();  // kept: the pass discards those entries
+    }
+    floor->truncateBelow(moved);
+    for (mvcc::Update* v : cut)
+        epochs_.retire(v, &destroyUpdate);
+    freed_.fetch_add(cut.size(), std::memory_order_relaxed);
+    unsigned above = 0;
+    for (const mvcc::Update* u = head; u != floor; u = u->next())
+        ++above;
+    for (mvcc::Update* u = head; u != floor; u = u->next())
+        u->setDepth(1 + above--);
+}
+
 void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
     std::unique_lock stripe(stripeFor(coll.id(), key), std::try_to_lock);
     if (!stripe.owns_lock())
         return;  // a sweep is at it already
     auto guard = epochs_.pin();
-    // Called from a writer that holds a pin: no reclaim here; the marker
-    // waits for a later one.
+    // Called from a writer that holds a pin, so a reclaim advances the
+    // epoch at most once: the marker retired now passes two key sweeps
+    // later. Without it the floor would wait for the next pass, and a hot
+    // key's sweeps could free nothing until then.
+    epochs_.reclaim();
     mvcc::Horizon h = refreshHorizon(false);
-    sweepChain(coll, key, h);
+    auto* head = const_cast<mvcc::Update*>(coll.newestVersion(key));
+    if (head && head->depth() < kKeyMoveDepth)
+        freeUnreadable(head, h);
+    else
+        sweepChain(coll, key, h);
     keySweeps_.fetch_add(1, std::memory_order_relaxed);
 }
 

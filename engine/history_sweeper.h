@@ -21,7 +21,10 @@
 //
 // Runs: in a background thread every `interval` (EngineOptions), on demand
 // (sweepAll), and for one key when a write finds its chain deeper than
-// EngineOptions::chainSweepBound (sweepKey). Chains are swept one at a time
+// EngineOptions::chainSweepBound (sweepKey, which moves nothing to the
+// history store until the chain is kKeyMoveDepth deep: a hot key rewritten
+// faster than oldest moves would otherwise copy nearly every version
+// there, only for the next pass to discard it). Chains are swept one at a time
 // under a striped mutex that readers and writers never take: a sweep never
 // blocks them.
 //
@@ -72,8 +75,21 @@ class HistorySweeper {
     /// implicit readers by an older snapshot floor (frees less).
     void sweepAll();
 
-    /// Sweeps the chain of one key now, unless a sweep holds it already.
+    /// Sweeps the chain of one key now, unless a sweep holds it already:
+    /// frees the versions below the newest one every reader sees. Versions
+    /// some reader may still need stay on the chain until it is
+    /// kKeyMoveDepth deep; from there they go to the history store, as a
+    /// pass would move them.
     void sweepKey(Collection& coll, std::string_view key);
+    static constexpr unsigned kKeyMoveDepth = 128;
+
+    /// Whether a write that left its key's chain `depth` versions deep
+    /// should sweep it (sweepKey), for EngineOptions::chainSweepBound
+    /// `bound` (0: never): every `bound` versions past the bound, not at
+    /// every write, since a chain some reader still needs cannot be cut.
+    static bool wantsKeySweep(unsigned depth, unsigned bound) {
+        return bound != 0 && depth > bound && ((depth - 1) % bound == 0 || depth >= 255);
+    }
 
     SweepStats stats() const;
     /// The horizon of the newest sweep.
@@ -82,8 +98,11 @@ class HistorySweeper {
   private:
     struct GraceMarker;
     mvcc::Horizon refreshHorizon(bool reclaimNow);
-    // Requires the key's stripe and an epoch pin.
+    // Require the key's stripe and an epoch pin. sweepChain moves what
+    // readers may need to the history store; freeUnreadable only frees
+    // what no reader can reach.
     void sweepChain(Collection& coll, std::string_view key, const mvcc::Horizon& h);
+    void freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h);
     std::mutex& stripeFor(uint32_t collection, std::string_view key);
     void run(std::chrono::milliseconds interval);
 

@@ -623,8 +623,8 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
         if (s.ok() && keepsOplogEntry)
             logOp = oplogOp(op);  // before the sweep below trims the chain
         // A deep chain is swept now rather than at the next pass.
-        unsigned bound = engine_.options_.chainSweepBound;
-        if (s.ok() && bound != 0 && slot.head()->depth() > bound)
+        if (s.ok() && HistorySweeper::wantsKeySweep(slot.head()->depth(),
+                                                    engine_.options_.chainSweepBound))
             engine_.sweeper_.sweepKey(coll, key);
     }
     if (s.code() == StatusCode::kWriteConflict)
