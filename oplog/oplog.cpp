@@ -305,20 +305,31 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
         }
         if (drop.empty())
             return Status::OK();
-        for (uint64_t n : drop)
+        mvcc::Timestamp droppedMaxTs = 0;
+        for (uint64_t n : drop) {
+            droppedMaxTs = std::max(droppedMaxTs, segments_[n].maxTs);
             segments_.erase(n);
+        }
         // Their records leave the index; the newest of them is where a
-        // reader's position becomes lost.
+        // reader's position becomes lost. The index is in timestamp order,
+        // so they all lie in its prefix up to droppedMaxTs: only that is
+        // visited. Every committer waits for this lock, so a walk of the
+        // whole index here (millions of records) stalled writes for as long.
         auto dropped = [&](const RecordRef& r) {
             return std::binary_search(drop.begin(), drop.end(), r.segment);
         };
-        for (const RecordRef& r : index_) {
-            if (dropped(r)) {
-                droppedThrough_ = std::max(droppedThrough_, r.key);
-                entries_ -= r.entries;
+        const auto prefixEnd = std::upper_bound(
+            index_.begin(), index_.end(), droppedMaxTs,
+            [](mvcc::Timestamp ts, const RecordRef& r) { return ts < r.key.ts; });
+        for (auto it = index_.begin(); it != prefixEnd; ++it) {
+            if (dropped(*it)) {
+                droppedThrough_ = std::max(droppedThrough_, it->key);
+                entries_ -= it->entries;
             }
         }
-        index_.erase(std::remove_if(index_.begin(), index_.end(), dropped), index_.end());
+        // The few kept records in the prefix move to its end; the front goes.
+        auto keptFrom = std::stable_partition(index_.begin(), prefixEnd, dropped);
+        index_.erase(index_.begin(), keptFrom);
         segmentsDropped_ += drop.size();
     }
     for (uint64_t n : drop) {

@@ -21,6 +21,7 @@
 #include "oplog/log_format.h"
 #include "oplog/log_reader.h"
 #include "oplog/log_writer.h"
+#include "oplog/oplog.h"
 #include "oplog/oplog_entry.h"
 #include "tests/status_check.h"
 #include "tests/temp_dir.h"
@@ -403,4 +404,55 @@ TEST_CASE("oplog log: an older segment cut at a record boundary, or grown, is co
         CHECK(s.payloads.size() == inFirst);  // the appended record is not read as good
         CHECK(s.tail.recordsAfter == written.size() - inFirst + 1);
     }
+}
+
+TEST_CASE("oplog capping: records out of timestamp order across segments leave exactly with theirs") {
+    // Append order is not timestamp order (a commit can log after a later
+    // timestamp did), so a segment's records may sort after a newer
+    // segment's. Capping visits only the index prefix up to the dropped
+    // segments' newest timestamp; every record of a dropped segment must
+    // still go, and every other record stay.
+    TempDir dir("mvkv-oplog-cap-test");
+    OplogOptions options;
+    options.dir = dir.path;
+    options.mode = SyncMode::kNone;
+    options.segmentBytes = 4096;
+    options.capBytes = 1;
+    auto opened = Oplog::open(options, {}, 1, [] { return mvcc::Timestamp{0}; });
+    mustOk(opened.status());
+    Oplog& log = *opened.value();
+    const std::string payload(500, 'p');
+    for (uint64_t i = 0; i < 60; ++i) {
+        // Every third record is older than the nine before it: each segment
+        // (about 7 records) starts with one older than its predecessor's last.
+        const mvcc::Timestamp ts = 100 + 10 * i - (i % 3 == 0 ? 95 : 0);
+        mustOk(log.append(payload, ts, 2));
+    }
+    std::vector<RecordRef> before;
+    mustOk(log.recordsAfter({}, true, ~mvcc::Timestamp{0}, 1000, &before));
+    REQUIRE(before.size() == 60);
+    const uint64_t cutAt = 5;  // segments 1-4 go
+    REQUIRE(log.end().segment > cutAt);
+    size_t interleaved = 0;  // a kept record sorted before a dropped one
+    for (size_t i = 0; i + 1 < before.size(); ++i)
+        interleaved += before[i].segment >= cutAt && before[i + 1].segment < cutAt;
+    CHECK(interleaved > 0);
+    mustOk(log.truncate({cutAt, 0}, ~mvcc::Timestamp{0}));
+    std::vector<RecordRef> after;
+    mustOk(log.recordsAfter({}, true, ~mvcc::Timestamp{0}, 1000, &after));
+    std::vector<RecordRef> expected;
+    for (const RecordRef& r : before)
+        if (r.segment >= cutAt)
+            expected.push_back(r);
+    REQUIRE(after.size() == expected.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+        CHECK(after[i].key == expected[i].key);
+        CHECK(after[i].segment == expected[i].segment);
+    }
+    CHECK(log.stats().entries == 2 * expected.size());
+    CHECK(log.stats().segmentsDropped == cutAt - 1);
+    // A reader positioned at the oldest kept record lost the dropped ones after it.
+    std::vector<RecordRef> lost;
+    CHECK(log.recordsAfter(expected.front().key, false, ~mvcc::Timestamp{0}, 10, &lost).code() ==
+          StatusCode::kCappedPositionLost);
 }
