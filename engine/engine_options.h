@@ -67,8 +67,11 @@ struct EngineOptions {
 
     /// The history sweep (docs/history.md): how often the background pass
     /// runs (0: never; sweeps then happen on demand and through the
-    /// long-chain trigger only), and the chain depth at which a write sweeps
-    /// its key's chain at once (0: never; at most 254).
+    /// long-chain trigger only), and the chain depth past which a write
+    /// sweeps its key's chain at once, and again every chainSweepBound
+    /// versions (0: never; at most 254). A write's sweep frees what no
+    /// reader can reach; it moves versions to the history store only once
+    /// the chain is HistorySweeper::kKeyMoveDepth (128) deep.
     std::chrono::milliseconds historySweepInterval{1000};
     unsigned chainSweepBound = 8;
 

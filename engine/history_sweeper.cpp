@@ -187,8 +187,9 @@ void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
     // Called from a writer that holds a pin, so a reclaim advances the
     // epoch at most once: the marker retired now passes two key sweeps
     // later. Without it the floor would wait for the next pass, and a hot
-    // key's sweeps could free nothing until then.
-    epochs_.reclaim();
+    // key's sweeps could free nothing until then. Never waits: a writer
+    // must not queue behind a pass's reclaim.
+    epochs_.reclaimIfFree();
     mvcc::Horizon h = refreshHorizon(false);
     auto* head = const_cast<mvcc::Update*>(coll.newestVersion(key));
     if (head && head->depth() < kKeyMoveDepth)

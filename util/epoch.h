@@ -94,6 +94,9 @@ class EpochManager {
     /// Collects every thread's retired objects, advances the epoch as far as
     /// the live guards allow and frees what is safe. Returns how many were freed.
     size_t reclaim();
+    /// reclaim() unless another thread is reclaiming now, in which case it
+    /// returns 0 at once (for hot paths that must not wait on its mutex).
+    size_t reclaimIfFree() { return tryReclaim(/*wait=*/false); }
 
     /// Retired and not yet freed.
     size_t pendingCount() const { return pending_.load(std::memory_order_relaxed); }
