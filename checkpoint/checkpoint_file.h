@@ -138,8 +138,6 @@ class CheckpointWriter {
     std::string block_;  // 12 bytes of room for the frame, kind, entries
     uint64_t entries_ = 0;
     uint64_t blocks_ = 0;
-    uint64_t written_ = 0;      // bytes written to the file
-    uint64_t writebackTo_ = 0;  // writeback started for the bytes below this
     bool finished_ = false;
     Status error_;  // sticky
 };

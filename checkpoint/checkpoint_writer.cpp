@@ -119,19 +119,6 @@ Status CheckpointWriter::writePart(std::string& part) {
         }
         p += n;
         left -= static_cast<size_t>(n);
-        written_ += static_cast<uint64_t>(n);
-    }
-    // Start writeback of every full 8 MiB as it is written, without
-    // waiting for it (RocksDB's bytes_per_sync). Left to the kernel, a
-    // checkpoint of a large store piles up hundreds of MB of dirty pages,
-    // and the kernel then throttles every writer of this process, the
-    // committers' oplog writes included, for as long as it takes to clean
-    // them. Only a hint: the fsync in finish() reports any error.
-    constexpr uint64_t kWritebackBytes = 8ull << 20;
-    if (written_ - writebackTo_ >= kWritebackBytes) {
-        ::sync_file_range(fd_, static_cast<off_t>(writebackTo_),
-                          static_cast<off_t>(written_ - writebackTo_), SYNC_FILE_RANGE_WRITE);
-        writebackTo_ = written_;
     }
     return Status::OK();
 }
