@@ -327,9 +327,10 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
                 entries_ -= it->entries;
             }
         }
-        // The few kept records in the prefix move to its end; the front goes.
-        auto keptFrom = std::stable_partition(index_.begin(), prefixEnd, dropped);
-        index_.erase(index_.begin(), keptFrom);
+        // The few kept records of the prefix move to its front, in order;
+        // the deque then shifts them over what is erased.
+        auto keptEnd = std::remove_if(index_.begin(), prefixEnd, dropped);
+        index_.erase(keptEnd, prefixEnd);
         segmentsDropped_ += drop.size();
     }
     for (uint64_t n : drop) {

@@ -423,9 +423,13 @@ TEST_CASE("oplog capping: records out of timestamp order across segments leave e
     Oplog& log = *opened.value();
     const std::string payload(500, 'p');
     for (uint64_t i = 0; i < 60; ++i) {
-        // Every third record is older than the nine before it: each segment
-        // (about 7 records) starts with one older than its predecessor's last.
-        const mvcc::Timestamp ts = 100 + 10 * i - (i % 3 == 0 ? 95 : 0);
+        // Every third record is 95 older than its place (so the records of
+        // neighbouring segments, 7 to a segment, interleave), and record 10,
+        // in segment 2, is the newest of the dropped ones: capping must take
+        // the newest timestamp of every dropped segment, not the last one's.
+        mvcc::Timestamp ts = 100 + 10 * i - (i % 3 == 0 ? 95 : 0);
+        if (i == 10)
+            ts = 420;
         mustOk(log.append(payload, ts, 2));
     }
     std::vector<RecordRef> before;
