@@ -100,8 +100,22 @@ mvcc::Horizon HistorySweeper::lastHorizon() const {
     return h;
 }
 
-void HistorySweeper::sweepChain(Collection& coll, std::string_view key, const mvcc::Horizon& h) {
-    auto* head = const_cast<mvcc::Update*>(coll.newestVersion(key));
+void HistorySweeper::cutBelow(mvcc::Update* head, mvcc::Update* keep,
+                              const std::vector<mvcc::Update*>& cut, bool moved) {
+    keep->truncateBelow(moved);
+    for (mvcc::Update* v : cut)
+        epochs_.retire(v, &destroyUpdate);
+    // The versions above the cut still carry the old depth; without this
+    // every later write would pass the bound and sweep again.
+    unsigned above = 0;
+    for (const mvcc::Update* u = head; u != keep; u = u->next())
+        ++above;
+    for (mvcc::Update* u = head; u != keep; u = u->next())
+        u->setDepth(1 + above--);
+}
+
+void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Update* head,
+                                const mvcc::Horizon& h) {
     mvcc::Update* newest = head;
     while (newest && newest->state() != mvcc::UpdateState::kCommitted)
         newest = newest->next();
@@ -133,16 +147,7 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, const mv
         }
         // Into the history store first, then the cut: a reader that sees the
         // shorter chain sees the mark and finds the versions there.
-        newest->truncateBelow(moved);
-        for (mvcc::Update* v : cut)
-            epochs_.retire(v, &destroyUpdate);
-        // The versions above the cut still carry the old depth; without this
-        // every later write would pass the bound and sweep again.
-        unsigned above = 0;
-        for (const mvcc::Update* u = head; u != newest; u = u->next())
-            ++above;
-        for (mvcc::Update* u = head; u != newest; u = u->next())
-            u->setDepth(1 + above--);
+        cutBelow(head, newest, cut, moved);
     }
     // A key that is only a deletion every reader sees leaves the tree.
     if (head == newest && newest->isTombstone() &&
@@ -168,15 +173,8 @@ void HistorySweeper::freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h) 
         cut.push_back(v);
         moved = moved || v->olderInHistory();  // kept: the pass discards those entries
     }
-    floor->truncateBelow(moved);
-    for (mvcc::Update* v : cut)
-        epochs_.retire(v, &destroyUpdate);
+    cutBelow(head, floor, cut, moved);
     freed_.fetch_add(cut.size(), std::memory_order_relaxed);
-    unsigned above = 0;
-    for (const mvcc::Update* u = head; u != floor; u = u->next())
-        ++above;
-    for (mvcc::Update* u = head; u != floor; u = u->next())
-        u->setDepth(1 + above--);
 }
 
 void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
@@ -194,8 +192,8 @@ void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
     auto* head = const_cast<mvcc::Update*>(coll.newestVersion(key));
     if (head && head->depth() < kKeyMoveDepth)
         freeUnreadable(head, h);
-    else
-        sweepChain(coll, key, h);
+    else if (head)
+        sweepChain(coll, key, head, h);
     keySweeps_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -219,7 +217,8 @@ void HistorySweeper::sweepAll() {
             }
             std::lock_guard stripe(stripeFor(coll->id(), c.key()));
             auto guard = epochs_.pin();
-            sweepChain(*coll, c.key(), h);
+            sweepChain(*coll, c.key(),
+                       const_cast<mvcc::Update*>(coll->newestVersion(c.key())), h);
         }
     }
     // Collections created after the list was taken have larger ids.

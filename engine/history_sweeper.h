@@ -40,6 +40,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "engine/catalog.h"
 #include "historystore/history_store.h"
@@ -101,8 +102,14 @@ class HistorySweeper {
     // Require the key's stripe and an epoch pin. sweepChain moves what
     // readers may need to the history store; freeUnreadable only frees
     // what no reader can reach.
-    void sweepChain(Collection& coll, std::string_view key, const mvcc::Horizon& h);
+    // `head` is the key's newest version, read under the stripe.
+    void sweepChain(Collection& coll, std::string_view key, mvcc::Update* head,
+                    const mvcc::Horizon& h);
     void freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h);
+    // Cuts the chain below `keep` (marked olderInHistory when `moved`),
+    // retires `cut` (every version below it) and re-sets the depths above.
+    void cutBelow(mvcc::Update* head, mvcc::Update* keep, const std::vector<mvcc::Update*>& cut,
+                  bool moved);
     std::mutex& stripeFor(uint32_t collection, std::string_view key);
     void run(std::chrono::milliseconds interval);
 

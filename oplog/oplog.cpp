@@ -181,7 +181,8 @@ mvcc::Timestamp Oplog::syncedTs() const {
 Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries) {
     if (!writer_) {
         std::string copy(payload);  // outside the lock
-        std::unique_lock lock(mutex_);
+        std::unique_lock lock(mutex_, std::defer_lock);
+        lockSpinningFirst(lock);  // every committer passes here too
         const uint64_t seq = nextSeq_;
         indexLocked({{ts, 0}, 0, 0, static_cast<uint32_t>(copy.size()), entries});
         memBytes_ += copy.size();
