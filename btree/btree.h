@@ -171,6 +171,10 @@ class BTree {
         }
         /// Previous key strictly less than key(); invalid at the start.
         void prev();
+        /// next() or prev() that ignores the batch and loads a fresh one from
+        /// the tree just past key(): for a caller whose own writes since the
+        /// batch was copied may have added keys inside it.
+        void stepFromTree(bool forward);
 
         /// Valid until the cursor moves.
         std::string_view key() const {

@@ -67,6 +67,13 @@ void BTree::Cursor::prev() {
     fill(target_, Mode::kLT, kWholeLeaf);
 }
 
+void BTree::Cursor::stepFromTree(bool forward) {
+    if (!valid())
+        return;
+    target_.assign(key());
+    fill(target_, forward ? Mode::kGT : Mode::kLT, kWholeLeaf);
+}
+
 void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
     const bool forward = mode == Mode::kGE || mode == Mode::kGT;
     auto guard = tree_->epochs_.pin();

@@ -77,6 +77,7 @@ Status Cursor::check() const {
 
 Status Cursor::settle(bool forward) {
     valid_ = false;
+    writesSeen_ = txn().writes().size();
     while (true) {
         const uint64_t seen = session_.engine_.prepared_.resolvedCount();
         const mvcc::Update* prepared = nullptr;
@@ -149,11 +150,12 @@ Cursor::BatchStep Cursor::stepInBatch(bool forward) {
     // step. With the profiler on every step is a full one, so it sees them
     // all; a pending interrupt is reported by the full step too.
     // Inside an operation (withTransaction's body) a step adds its counters
-    // to that operation: the full step does it.
+    // to that operation: the full step does it. After a write of the
+    // cursor's own transaction, too: it reloads the batch from the tree.
     if (!valid_ || !check().ok() ||
         session_.engine_.reportNanos() == std::numeric_limits<int64_t>::min() ||
-        session_.interrupted_.load(std::memory_order_relaxed) || session_.curOp_.active())
-        [[unlikely]]
+        session_.interrupted_.load(std::memory_order_relaxed) || session_.curOp_.active() ||
+        txn().writes().size() != writesSeen_) [[unlikely]]
         return BatchStep::kFullStep;
     auto guard = session_.engine_.epochs_.pin();
     const mvcc::Transaction& t = txn();
@@ -239,7 +241,11 @@ Status Cursor::step(bool forward) {
         return scope.finish(std::move(s));
     if (done == BatchStep::kFullStep && !valid_)
         return scope.finish(Status::OK());  // not on an entry: no step to take
-    if (done != BatchStep::kSettleHere) {
+    if (txn().writes().size() != writesSeen_) {
+        // The transaction wrote since the cursor last moved: a key it
+        // inserted may belong inside the batch, which is a copy.
+        treeCursor_.stepFromTree(forward);
+    } else if (done != BatchStep::kSettleHere) {
         if (forward)
             treeCursor_.next();
         else

@@ -114,6 +114,10 @@ class Cursor {
     std::string value_;       // as stored
     size_t valueOffset_ = 0;  // where the caller's bytes start in value_ (a TTL header's size)
     mvcc::Timestamp ts_ = mvcc::kNoTimestamp;
+    // txn().writes().size() when the cursor last moved: a step after a
+    // write of the cursor's own transaction does not trust the batch, a
+    // copy in which a key the write inserted is missing.
+    size_t writesSeen_ = 0;
 };
 
 }  // namespace mvkv::engine

@@ -320,6 +320,46 @@ TEST_CASE("cursor steps agree with a model across leaves, tombstones and later o
     REQUIRE_OK(s->abort());
 }
 
+TEST_CASE("a cursor sees its transaction's later writes inside the leaf batch it holds") {
+    // A cursor copies a leaf's keys at a time (btree/cursor.cpp). Writes of
+    // its own transaction made while it stands inside that copy are still
+    // read: an update, a removal, and a key inserted between two entries
+    // of the copy (engine/cursor.cpp reloads the batch after such a write).
+    auto e = openEngine();
+    auto s = e->openSession();
+    auto w = e->openSession();
+    REQUIRE_OK(s->createCollection("t.c"));
+    for (int i = 0; i < 40; i += 2)  // k00, k02, ... k38: one leaf
+        REQUIRE_OK(s->put("t.c", fmt::format("k{:02}", i), "old"));
+    for (bool forward : {true, false}) {
+        CAPTURE(forward);
+        REQUIRE_OK(s->begin());
+        auto c = s->openCursor("t.c");
+        REQUIRE_OK(c.status());
+        Cursor& cur = *c.value();
+        auto step = [&] { mustOk(forward ? cur.next() : cur.prev()); };
+        // k10 k12 | k14 ... forward; k30 k28 | k26 ... backward.
+        REQUIRE_OK(forward ? cur.seek("k10") : cur.seekForPrev("k30"));
+        step();
+        REQUIRE(cur.valid());
+        CHECK(cur.key() == (forward ? "k12" : "k28"));
+        REQUIRE_OK(s->put("t.c", forward ? "k14" : "k26", "mine"));
+        REQUIRE_OK(s->remove("t.c", forward ? "k16" : "k24"));
+        REQUIRE_OK(s->put("t.c", forward ? "k17" : "k23", "new"));
+        REQUIRE_OK(w->put("t.c", forward ? "k18" : "k22", "theirs"));  // after the snapshot
+        std::string seen;
+        for (int n = 0; n < 4 && cur.valid(); ++n) {
+            step();
+            seen += std::string(cur.key()) + "=" + std::string(cur.value()) + ",";
+        }
+        CHECK(seen == (forward ? "k14=mine,k17=new,k18=old,k20=old,"
+                               : "k26=mine,k23=new,k22=old,k20=old,"));
+        c.value().reset();
+        REQUIRE_OK(s->abort());
+        REQUIRE_OK(w->put("t.c", forward ? "k18" : "k22", "old"));
+    }
+}
+
 TEST_CASE("stats count keys and bytes per collection and transactions engine-wide") {
     auto e = openEngine();
     auto s = e->openSession();
