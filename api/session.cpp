@@ -208,6 +208,9 @@ void Session::setLockTimeout(std::optional<std::chrono::milliseconds> timeout) {
 void Session::setRetryTimeout(std::chrono::milliseconds timeout) {
     impl_->session->setRetryTimeout(timeout);
 }
+void Session::setPrepareConflictWait(bool wait) {
+    impl_->session->setPrepareConflictWait(wait);
+}
 void Session::setReadConcern(ReadConcern rc) {
     impl_->session->setReadConcern(api::toEngine(rc));
 }

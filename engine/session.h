@@ -251,6 +251,10 @@ class Session {
         lockTimeout_ = timeout;
     }
     void setRetryTimeout(std::chrono::milliseconds timeout) { retryTimeout_ = timeout; }
+    /// Whether a read outside a transaction that meets a prepared version
+    /// waits for it to resolve (true, the default, as MongoDB's reads do)
+    /// or returns PrepareConflict at once.
+    void setPrepareConflictWait(bool wait) { prepareConflictWait_ = wait; }
     /// The read concern of this session's reads outside a transaction (get,
     /// scan, count, openCursor; MongoDB's per-operation readConcern): local
     /// (the default) reads the newest commits; snapshot reads at all_durable;
@@ -533,6 +537,7 @@ class Session {
     std::string logPayload_;  // the oplog record being built (reused: no allocation per commit)                        // parallel to txn_.writes()
     std::optional<std::chrono::milliseconds> lockTimeout_;
     std::chrono::milliseconds retryTimeout_;
+    bool prepareConflictWait_ = true;
     ReadConcern readConcern_ = ReadConcern::kLocal;  // of reads outside a transaction
     uint64_t lastOpWriteConflicts_ = 0;
     mvcc::Timestamp lastCommitTs_ = mvcc::kNoTimestamp;

@@ -226,6 +226,8 @@ Status Session::preparedReadRefused() {
 }
 
 bool Session::waitPrepareResolved(uint64_t seen, Status* why) {
+    if (!prepareConflictWait_)
+        return false;  // *why stays the PrepareConflict
     if (Status s = checkInterrupted(); !s.ok()) {
         *why = std::move(s);
         return false;

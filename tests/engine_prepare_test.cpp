@@ -142,6 +142,25 @@ TEST_CASE("test_prepare02_read_at_or_after_prepare_ts: PrepareConflict until it 
     CHECK(readAt(*e, "k", 0) == "new");
 }
 
+TEST_CASE("a session that does not wait: implicit reads of a prepared key conflict at once") {
+    // setPrepareConflictWait(false), as the shell's one thread sets it: get,
+    // a scan (an own cursor) and count return PrepareConflict instead of
+    // waiting; nothing else changes, and after the commit they read it.
+    auto e = engineWith({{"k", "old"}}, 10);
+    auto p = e->openSession();
+    writeAndPrepare(*p, {{"k", "new"}}, 20);
+    auto s = e->openSession();
+    s->setPrepareConflictWait(false);
+    CHECK(s->get(kNs, "k").status().code() == StatusCode::kPrepareConflict);
+    auto c = s->openCursor(kNs);
+    REQUIRE_OK(c.status());
+    CHECK(c.value()->first().code() == StatusCode::kPrepareConflict);
+    c.value().reset();
+    CHECK(s->count(kNs).status().code() == StatusCode::kPrepareConflict);
+    mustOk(p->commit(25, 25));
+    CHECK(s->get(kNs, "k").value() == "new");
+}
+
 TEST_CASE("test_prepare03_commit_below_prepare_refused: the transaction stays prepared") {
     auto e = engineWith({{"k", "old"}}, 10);
     auto p = e->openSession();

@@ -569,6 +569,29 @@ TEST_CASE("an oplog listing: ops, timestamps, commands, from/limit/ns") {
     }
 }
 
+TEST_CASE("a read of a key another shell session has prepared conflicts at once; under bg it waits") {
+    // Found by fuzz/shell_line: the get used to wait for a commit only the
+    // shell's one thread could make, and the shell hung for good.
+    TempDir dir("mvkv-shell");
+    Result r = json_c(dir.path,
+                      "create c; put c a 1\n"
+                      "begin; put c a 2; prepare prepare_ts=5\n"
+                      "session s2; get c a; scan c; count c\n"
+                      "bg get c a\n"
+                      "session main; commit commit_ts=6; wait 1");
+    CHECK(r.code == 1);  // the three conflicts
+    auto o = r.objects();
+    REQUIRE(o.size() == 13);
+    for (int i : {6, 7, 8}) {
+        CHECK(o[i]["ok"] == false);
+        CHECK(o[i]["code"] == "PrepareConflict");
+    }
+    CHECK(o[11]["cmd"] == "commit");
+    CHECK(o[11]["ok"] == true);
+    // `wait` prints the background get's reply: it waited for the commit.
+    CHECK(o[12] == json::parse(R"({"cmd":"get","session":"s2","ok":true,"found":true,"value":"2"})"));
+}
+
 TEST_CASE("a lock timeout: a session holds IX on the collection, another drops it") {
     TempDir dir("mvkv-shell");
     Result r = json_c(dir.path,

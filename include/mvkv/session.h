@@ -221,6 +221,13 @@ class Session {
     /// How long this session's implicit writes retry write conflicts
     /// (EngineOptions::writeConflictRetryTimeout until set).
     void setRetryTimeout(std::chrono::milliseconds timeout);
+    /// Whether a read outside a transaction (get, scan, count, a cursor of
+    /// its own) that meets a prepared transaction's write waits until that
+    /// transaction commits or aborts (true, the default, as MongoDB's reads
+    /// wait) or returns PrepareConflict at once (false). A caller that is
+    /// itself the only one who could resolve it (one thread driving several
+    /// sessions, as the shell) sets false: waiting would never end.
+    void setPrepareConflictWait(bool wait);
     /// The read concern of reads outside a transaction (get, scan, count,
     /// openCursor), MongoDB's per-operation readConcern; local until set.
     /// majority reads at Engine::majorityCommitTs() (such a read is Busy

@@ -82,6 +82,10 @@ std::unique_ptr<Session> Shell::openSession(const std::string& name) {
     // until the shell is destroyed.
     std::unique_ptr<Session> s = std::move(engine_.openSession()).value();
     s->setLockTimeout(kDefaultLockTimeout);
+    // For the same reason a read that meets another of this shell's
+    // sessions' prepared transaction returns PrepareConflict instead of
+    // waiting for a commit only this thread could make.
+    s->setPrepareConflictWait(false);
     s->setName(name);  // what currentop, the slow-op log and the profiler call it
     return s;
 }
@@ -125,9 +129,11 @@ uint64_t Shell::startJob(const CommandSpec& spec, Args args, std::string text) {
         context_ = &j->context;
         if (unlimited)
             j->context.session->setLockTimeout(std::nullopt);
+        j->context.session->setPrepareConflictWait(true);  // the foreground can resolve it
         Reply r = dispatch(spec, args);
         // `killop N` must never reach a later command of this session.
         j->context.session->dropReservedOpid();
+        j->context.session->setPrepareConflictWait(false);
         if (unlimited)
             j->context.session->setLockTimeout(kDefaultLockTimeout);
         context_ = nullptr;
