@@ -80,7 +80,7 @@ class Arena {
 
     void free(void* p, size_t bytes) {
         if (disabled_) {
-            ::operator delete(p, bytes, std::align_val_t{64});
+            ::operator delete(p, std::align_val_t{64});  // unsized: clang has no sized delete by default
             return;
         }
         std::lock_guard<std::mutex> lock(mutex_);
