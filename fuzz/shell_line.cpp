@@ -24,11 +24,15 @@
 
 namespace {
 
-std::string firstWord(const mvkv::tools::Command& command) {
-    std::string word(command.front().text.substr(0, 16));
+std::string lowerWord(const mvkv::tools::Command& command, size_t i) {
+    std::string word(command[i].text.substr(0, 32));
     for (char& c : word)
         c = char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     return word;
+}
+
+std::string firstWord(const mvkv::tools::Command& command) {
+    return lowerWord(command, 0);
 }
 
 bool leftOut(const mvkv::tools::Command& command) {
@@ -36,9 +40,10 @@ bool leftOut(const mvkv::tools::Command& command) {
     for (const char* name : {"bg", "wait", "tail", "watch", "rs", "failpoint", "lock"})
         if (word == name)
             return true;
-    return word == "set" && command.size() > 1 &&
-           (command[1].text.find("timeout") != std::string::npos ||
-            command[1].text.find("retry") != std::string::npos);
+    if (word != "set" || command.size() < 2)
+        return false;
+    const std::string what = lowerWord(command, 1);  // `set` ignores case too
+    return what.find("timeout") != std::string::npos || what.find("retry") != std::string::npos;
 }
 
 mvkv::tools::Command words(std::initializer_list<const char*> ws) {

@@ -1,6 +1,6 @@
 // fuzz/tokenizer: the shell's line tokenizer (tools/shell/tokenizer.h) on
-// any bytes. Checks: no crash, no sanitizer report, and a line that splits
-// splits into commands none of which is empty of words but the last.
+// any bytes. Checks: no crash, no sanitizer report, a refused line says
+// why, and a line that splits gives only commands of at least one word.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,8 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             std::abort();  // every refusal says why
         return 0;
     }
-    for (const auto& command : split.value())
+    for (const auto& command : split.value()) {
+        if (command.empty())
+            std::abort();  // splitLine promises non-empty commands
         for (const auto& word : command)
             (void)mvkv::tools::displayBytes(word.text, 64);
+    }
     return 0;
 }
