@@ -3,9 +3,9 @@
 // Checks: the JSON form of any bytes decodes back to exactly those bytes,
 // displayBytes(s, n) is valid UTF-8 within its limit, and decodeUtf8
 // agrees with isValidUtf8.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <string_view>
