@@ -2,7 +2,7 @@
 // (fuzz/corpus/ in the tree; `scripts/fuzz --corpus` reruns it). The
 // binary seeds are files a real engine wrote: a data directory filled with
 // puts, inserts, removes, a range removal, timestamped and prepared
-// transactions, a capped and a TTL collection and a drop, then a
+// transactions, a capped collection and a drop, then a
 // checkpoint and more writes; its segments, its checkpoint and each oplog
 // record's payload become seeds. The text seeds are shell scripts.
 #include <unistd.h>
