@@ -103,6 +103,7 @@ EngineStats Engine::stats() const {
     out.transactionsActive = s.transactions.active;
     out.writeConflicts = s.transactions.writeConflicts;
     out.writeConflictRetries = s.transactions.retries;
+    out.holeWaits = s.transactions.holeWaits;
     out.historyEntries = s.history.entries;
     out.historySweepPasses = s.history.sweepPasses;
     out.historyVersionsMoved = s.history.versionsMoved;

@@ -45,7 +45,11 @@ Timestamp Session::readTimestamp() const {
     if (!impl_->session->inTransaction())
         return kNoTimestamp;
     const Timestamp readTs = impl_->session->transactionReadTs();
-    return readTs != kNoTimestamp ? readTs : impl_->allDurableAtBegin;
+    if (readTs != kNoTimestamp)
+        return readTs;
+    // An engine with an oplog: the snapshot's read point, exactly.
+    const Timestamp bound = impl_->session->transactionReadBound();
+    return bound != kMaxTimestamp ? bound : impl_->allDurableAtBegin;
 }
 
 Status Session::timestampTransaction(Timestamp commitTs) {

@@ -358,7 +358,14 @@ class Checker {
                     wr += e.type == kWR;
                     txns.push_back(e.from);
                 }
-                AnomalyType type = rw >= 2   ? AnomalyType::kG2Item
+                // Snapshot isolation allows a cycle only when two of its rw
+                // edges follow one another (Adya's G-SI; Elle's G-nonadjacent).
+                bool adjacentRw = false;
+                for (size_t i = 0; i < cycle.size(); ++i)
+                    adjacentRw |= cycle[i].type == kRW &&
+                                  cycle[(i + 1) % cycle.size()].type == kRW;
+                AnomalyType type = rw >= 2   ? (adjacentRw ? AnomalyType::kG2Item
+                                                           : AnomalyType::kGNonadjacent)
                                    : rw == 1 ? AnomalyType::kGSingle
                                    : wr > 0  ? AnomalyType::kG1c
                                              : AnomalyType::kG0;

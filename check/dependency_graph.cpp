@@ -139,6 +139,55 @@ std::vector<CycleEdge> cycleThrough(const Local& g, const std::vector<uint32_t>&
     return {};
 }
 
+// A cycle whose rw edges are never adjacent (nor the last and the first),
+// starting with an rw edge u -> v: a breadth-first search over (node, came
+// in by rw) from (v, yes) to (u, no), where an rw edge may not follow one.
+std::vector<CycleEdge> nonadjacentCycle(const Local& g, uint64_t* budget) {
+    const size_t n = g.out.size();
+    for (uint32_t u = 0; u < n && *budget > 0; ++u) {
+        for (const auto& seed : g.out[u]) {
+            if ((seed.types & kRW) == 0)
+                continue;
+            *budget -= std::min<uint64_t>(*budget, 2 * n);
+            // State s = node * 2 + (entered by rw).
+            std::vector<uint32_t> parent(2 * n, kNone);
+            std::vector<uint8_t> parentType(2 * n, 0);
+            const uint32_t start = seed.to * 2 + 1, goal = u * 2;
+            std::deque<uint32_t> queue{start};
+            parent[start] = start;
+            while (!queue.empty() && *budget > 0 && parent[goal] == kNone) {
+                const uint32_t s = queue.front();
+                queue.pop_front();
+                const uint32_t x = s / 2;
+                const bool inByRw = s % 2;
+                for (const auto& e : g.out[x]) {
+                    --*budget;
+                    auto step = [&](uint32_t next, EdgeType type) {
+                        if (parent[next] != kNone)
+                            return;
+                        parent[next] = s;
+                        parentType[next] = type;
+                        queue.push_back(next);
+                    };
+                    if (e.types & (kWW | kWR))
+                        step(e.to * 2, pick(e.types, kWW | kWR));
+                    if ((e.types & kRW) && !inByRw)
+                        step(e.to * 2 + 1, kRW);
+                }
+            }
+            if (parent[goal] == kNone)
+                continue;
+            std::vector<CycleEdge> cycle;
+            for (uint32_t s = goal; s != start; s = parent[s])
+                cycle.push_back({parent[s] / 2, s / 2, EdgeType(parentType[s])});
+            cycle.push_back({u, seed.to, kRW});
+            std::reverse(cycle.begin(), cycle.end());
+            return cycle;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 void DependencyGraph::addEdge(uint32_t from, uint32_t to, EdgeType type, EdgeReason reason) {
@@ -210,8 +259,13 @@ std::vector<std::vector<CycleEdge>> DependencyGraph::cyclesOf(
     std::vector<CycleEdge> single = cycleThrough(g, whole, kRW, kWW | kWR, &budget);
     const bool foundSingle = !single.empty();
     keep(std::move(single));
-    if (!foundSingle)
-        keep(cycleThrough(g, whole, kRW, kWW | kWR | kRW, &budget));
+    if (!foundSingle) {
+        std::vector<CycleEdge> nonadjacent = nonadjacentCycle(g, &budget);
+        const bool foundNonadjacent = !nonadjacent.empty();
+        keep(std::move(nonadjacent));
+        if (!foundNonadjacent)
+            keep(cycleThrough(g, whole, kRW, kWW | kWR | kRW, &budget));
+    }
     return cycles;
 }
 

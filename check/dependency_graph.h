@@ -40,7 +40,9 @@ class DependencyGraph {
 
     /// Representative cycles of one component: at most one whose edges are
     /// all ww, one of ww and wr with at least one wr, one with exactly one
-    /// rw and, when there is none of that, one with two or more rw.
+    /// rw and, when there is none of that, one with two or more rw, no two
+    /// of them adjacent, or, when there is none of that either, one with
+    /// two or more rw.
     std::vector<std::vector<CycleEdge>> cyclesOf(const std::vector<uint32_t>& component) const;
 
   private:

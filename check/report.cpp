@@ -15,6 +15,7 @@ std::string_view anomalyName(AnomalyType type) {
         case AnomalyType::kG1c: return "G1c";
         case AnomalyType::kGSingle: return "G-single";
         case AnomalyType::kG2Item: return "G2-item";
+        case AnomalyType::kGNonadjacent: return "G-nonadjacent";
         case AnomalyType::kLostUpdate: return "lost-update";
         case AnomalyType::kIncompatibleOrder: return "incompatible-order";
         case AnomalyType::kDuplicateElements: return "duplicate-elements";

@@ -418,6 +418,7 @@ std::string Engine::statsJson() const {
                          {"active", t.active},
                          {"writeConflicts", t.writeConflicts},
                          {"retries", t.retries},
+                         {"holeWaits", t.holeWaits},
                          {"oldestReadTimestamp", t.oldestReadTs},
                          {"oldestReaderAgeMicros", t.oldestReaderAgeMicros}};
     const auto& ts = s.timestamps;
@@ -425,6 +426,8 @@ std::string Engine::statsJson() const {
                        {"oldest", ts.oldest},
                        {"stable", ts.stable},
                        {"all_durable", ts.allDurable},
+                       {"read_point", ts.readPoint == kMaxTimestamp ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(ts.readPoint)},
                        {"oldest_reader", ts.oldestReader},
                        {"pinned", ts.pinned}};
     j["updateChains"] = {{"maxLength", s.maxChainLength},

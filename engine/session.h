@@ -315,6 +315,8 @@ class Session {
     /// The running transaction's read timestamp (kNoTimestamp: none, it
     /// reads the commits finished when it began).
     mvcc::Timestamp transactionReadTs() const { return txn_.readTs(); }
+    /// The running transaction's read bound (mvcc::Transaction::readBound).
+    mvcc::Timestamp transactionReadBound() const { return txn_.readBound(); }
     /// Write conflicts met by the last operation (its retries, for implicit writes).
     uint64_t lastOpWriteConflicts() const { return lastOpWriteConflicts_; }
     SessionInfo info() const;

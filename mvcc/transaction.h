@@ -7,8 +7,10 @@
 //
 // Visibility (docs/architecture.md, "Timestamps and visibility"; docs/mvcc.md):
 // an update is visible to T when it is T's own, or when its transaction
-// finished (committed) before T's snapshot was taken AND (T has no read
-// timestamp, or the update's commit timestamp <= T's read ts).
+// finished (committed) before T's snapshot was taken AND its commit
+// timestamp <= T's read bound: T's read timestamp, or, without one, the
+// snapshot's read point (no bound on an engine without ordered commits),
+// raised to T's session's own newest commit.
 //
 // Thread safety: not thread-safe; one thread at a time (the session's). The
 // manager reads the fields it publishes (id, readTs, commitTs) under its own
@@ -68,6 +70,13 @@ class Transaction {
     TxnId id() const { return id_; }
     bool hasReadTs() const { return readTs_ != kNoTimestamp; }
     Timestamp readTs() const { return readTs_; }
+    /// The newest commit timestamp this transaction can see: its read
+    /// timestamp, or its snapshot's read point (kMaxTimestamp: no bound).
+    Timestamp readBound() const { return readBound_; }
+    /// The commit timestamp of the newest commit that wrote through this
+    /// object (it outlives each transaction): a snapshot begun later
+    /// without a read timestamp always sees it.
+    Timestamp lastOwnCommitTs() const { return lastOwnCommitTs_; }
     /// The commit timestamp set with timestamp_transaction, or the one
     /// commit assigned; kNoTimestamp before either.
     Timestamp commitTs() const { return commitTs_; }
@@ -86,7 +95,7 @@ class Transaction {
             return false;
         if (!snapshot_.finishedBefore(u->txnId()))
             return false;
-        return readTs_ == kNoTimestamp || u->startTs() <= readTs_;
+        return u->startTs() <= readBound_;
     }
 
     /// The visibility rule with prepared versions (WiredTiger's
@@ -100,18 +109,20 @@ class Transaction {
             return Seen::kNo;
         if (!snapshot_.finishedBefore(u->txnId()))
             return Seen::kNo;
+        if (state == UpdateState::kCommitted)
+            return u->startTs() <= readBound_ ? Seen::kYes : Seen::kNo;
+        // Prepared: judged by the read timestamp alone, so an untimestamped
+        // reader conflicts on it whatever its read point (as it did before
+        // read points: a conflict is never wrong, only cautious).
         if (readTs_ != kNoTimestamp && u->startTs() > readTs_)
             return Seen::kNo;
-        if (state == UpdateState::kCommitted)
-            return Seen::kYes;
         return ignorePrepare_ ? Seen::kNo : Seen::kPrepared;
     }
 
     /// The visibility rule for a committed version known only by its
     /// transaction and commit timestamp (a history store entry).
     bool canSeeCommitted(TxnId txnId, Timestamp startTs) const {
-        return snapshot_.finishedBefore(txnId) &&
-               (readTs_ == kNoTimestamp || startTs <= readTs_);
+        return snapshot_.finishedBefore(txnId) && startTs <= readBound_;
     }
 
     /// The newest version from `head` down visible to this transaction, or
@@ -149,6 +160,8 @@ class Transaction {
     TxnState state_ = TxnState::kIdle;
     TxnId id_ = kNoTxnId;
     Timestamp readTs_ = kNoTimestamp;
+    Timestamp readBound_ = kMaxTimestamp;  // readTs_, or the read point (see readBound())
+    Timestamp lastOwnCommitTs_ = kNoTimestamp;
     Timestamp commitTs_ = kNoTimestamp;
     Timestamp prepareTs_ = kNoTimestamp;
     Timestamp durableTs_ = kNoTimestamp;
@@ -158,6 +171,10 @@ class Transaction {
     // Membership of the manager's active list (guarded by its mutex).
     bool linked_ = false;  // on the active list (short unregistered readers stay off it)
     bool reserved_ = false;  // holds a timestamp from reserveTimestamp()
+    // Between fixing its commit timestamp in a commit (prepareCommit,
+    // reserveTimestamp) and finishing: a hole that closes by itself, which
+    // later commits and reads wait for (guarded by the manager's mutex).
+    bool committing_ = false;
     Transaction* prevActive_ = nullptr;
     Transaction* nextActive_ = nullptr;
     uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader

@@ -78,8 +78,11 @@ void TransactionManager::publishRunningLocked() {
     // its versions committed), before itself. A reader that reads any of
     // them with its acquire loads then sees the version odd or moved on,
     // and throws its copy away, or sees all of that.
+    const Timestamp readPoint = readPointLocked();
+    readPoint_.store(readPoint, std::memory_order_release);
     auto fill = [&](RunningTable& table) {
         table.snapMax.store(nextId_, std::memory_order_release);
+        table.readPoint.store(readPoint, std::memory_order_release);
         for (size_t i = 0; i < ids.size(); ++i)
             table.ids[i].store(ids[i], std::memory_order_release);
         table.count.store(ids.size(), std::memory_order_release);
@@ -131,6 +134,7 @@ void TransactionManager::takeSnapshot(Transaction& txn) const {
     Snapshot& snap = txn.snapshot_;
     readRunning([&](const RunningTable& table) {
         snap.snapMax = table.snapMax.load(std::memory_order_acquire);
+        snap.readPoint = table.readPoint.load(std::memory_order_acquire);
         // Bounded: a torn read is thrown away, but must not overrun.
         const size_t n = std::min(table.count.load(std::memory_order_acquire), table.capacity);
         snap.concurrent.resize(n);
@@ -182,6 +186,13 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     txn.durableTs_ = kNoTimestamp;
     txn.ignorePrepare_ = options.ignorePrepare;
     txn.reserved_ = false;
+    txn.committing_ = false;
+    // A read timestamp above the read point: a commit at or below it may
+    // still be in flight, and would change what a read there returns once
+    // it lands. Wait for it, as MongoDB waits for its cluster time to be
+    // all_durable (docs/mvcc.md, "Reads above the no-holes point").
+    if (readTs != kNoTimestamp && readTs > readPoint_.load(std::memory_order_acquire))
+        waitForCommitsThrough(readTs);
     const TimestampPin* pin = options.pin;
     assert(!pin || (pin->manager_ == this && pin->ts() != kNoTimestamp));
     if (readTs == kNoTimestamp && options.unregistered) {
@@ -215,6 +226,16 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         txn.readTs_ = kNoTimestamp;
         txn.beginMicros_ = 0;
     }
+    // The read bound: the read timestamp, or the read point raised to this
+    // session's own newest commit (above the read point only while a
+    // transaction that fixed an earlier timestamp early runs on: the one
+    // case where a snapshot may miss an earlier commit, docs/mvcc.md).
+    if (txn.readTs_ != kNoTimestamp)
+        txn.readBound_ = txn.readTs_;
+    else if (txn.snapshot_.readPoint == kMaxTimestamp)
+        txn.readBound_ = kMaxTimestamp;
+    else
+        txn.readBound_ = std::max(txn.snapshot_.readPoint, txn.lastOwnCommitTs_);
     txn.state_ = TxnState::kActive;
     myCounters().begun.fetch_add(1, std::memory_order_relaxed);
     return Status::OK();
@@ -314,18 +335,28 @@ Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind 
     return Status::OK();
 }
 
-Timestamp TransactionManager::finish(Transaction& txn, TxnState endState) {
+Timestamp TransactionManager::finish(Transaction& txn, TxnState endState, bool* holeBelow) {
     Timestamp allDurableAfter = kNoTimestamp;
     if (txn.linked_) {
-        std::lock_guard lock(mutex_);
-        unlinkActive(txn);
-        if (txn.id_ != kNoTxnId)
-            publishRunningLocked();  // after its updates were marked: readers see both or neither
-        // A read-only commit's timestamp wrote nothing: it must not move
-        // all_durable (past the clock, ahead of commits still to come).
-        if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
-            maxCommitted_ = std::max({maxCommitted_, txn.commitTs_, txn.durableTs_});
-        allDurableAfter = allDurableLocked();
+        const bool heldTimestamp = txn.commitTs_ != kNoTimestamp;
+        {
+            std::lock_guard lock(mutex_);
+            unlinkActive(txn);
+            txn.committing_ = false;
+            // A read-only commit's timestamp wrote nothing: it must not move
+            // all_durable (past the clock, ahead of commits still to come).
+            if (endState == TxnState::kCommitted && (!txn.writes_.empty() || txn.reserved_))
+                maxCommitted_ = std::max({maxCommitted_, txn.commitTs_, txn.durableTs_});
+            // After its updates were marked: readers see both or neither.
+            // The read point moves with maxCommitted_ and the holes.
+            if (txn.id_ != kNoTxnId || heldTimestamp)
+                publishRunningLocked();
+            allDurableAfter = allDurableLocked();
+            if (holeBelow)
+                *holeBelow = heldTimestamp && committingThroughLocked(txn.commitTs_);
+        }
+        if (heldTimestamp)
+            wakeHoleWaiters();
     }
     if (txn.state_ == TxnState::kPrepared) {
         auto& counter = endState == TxnState::kCommitted ? preparedCommitted_ : preparedAborted_;
@@ -392,6 +423,7 @@ StatusWith<Timestamp> TransactionManager::prepareCommit(Transaction& txn,
         if (tsStatus.ok()) {
             clock_ = std::max(clock_, ts);
             txn.commitTs_ = ts;  // from here all_durable stays below ts until we finish
+            txn.committing_ = true;
         }
     }
     if (!tsStatus.ok()) {
@@ -429,7 +461,16 @@ Timestamp TransactionManager::completeCommit(Transaction& txn) {
     // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
         w.update->markCommitted(ts, durable);
-    return finish(txn, TxnState::kCommitted);
+    bool holeBelow = false;
+    const Timestamp allDurableAfter = finish(txn, TxnState::kCommitted, &holeBelow);
+    if (!txn.writes_.empty())
+        txn.lastOwnCommitTs_ = ts;
+    // Acknowledged only once every earlier-timestamped commit in flight is
+    // visible too: an untimestamped snapshot taken after this returns sees
+    // this commit (its read point is past it), whoever takes it.
+    if (holeBelow)
+        waitForCommitsThrough(ts);
+    return allDurableAfter;
 }
 
 StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn,
@@ -450,6 +491,7 @@ StatusWith<Timestamp> TransactionManager::reserveTimestamp(Transaction& txn,
         linkActive(txn);
     txn.commitTs_ = ts;
     txn.reserved_ = true;
+    txn.committing_ = true;  // a catalog change: logged and finished right away
     return ts;
 }
 
@@ -603,6 +645,7 @@ Status TransactionManager::handOverPrepared(Transaction& from, Transaction& to) 
     to.state_ = from.state_;
     to.id_ = from.id_;
     to.readTs_ = from.readTs_;
+    to.readBound_ = from.readBound_;
     to.commitTs_ = from.commitTs_;
     to.prepareTs_ = from.prepareTs_;
     to.durableTs_ = from.durableTs_;
@@ -629,6 +672,7 @@ Status TransactionManager::handOverPrepared(Transaction& from, Transaction& to) 
     from.state_ = TxnState::kIdle;
     from.id_ = kNoTxnId;
     from.readTs_ = from.commitTs_ = from.prepareTs_ = from.durableTs_ = kNoTimestamp;
+    from.readBound_ = kMaxTimestamp;
     from.ignorePrepare_ = false;
     from.reserved_ = false;
     from.writes_.clear();
@@ -732,17 +776,88 @@ void TransactionManager::raiseCheckpointFloor(Timestamp ts) {
     std::lock_guard lock(mutex_);
     checkpointFloor_ = std::max(checkpointFloor_, ts);
     clock_ = std::max(clock_, ts);
+    // Every commit the checkpoint holds is at or below ts and finished: the
+    // no-holes point (and the read point) start there, whether or not the
+    // log still holds a record to replay.
+    maxCommitted_ = std::max(maxCommitted_, ts);
+    publishRunningLocked();
 }
 
 void TransactionManager::noteLoggedTimestamp(Timestamp ts) {
     std::lock_guard lock(mutex_);
     clock_ = std::max(clock_, ts);
     maxCommitted_ = std::max(maxCommitted_, ts);
+    publishRunningLocked();  // the read point moved
 }
 
 Timestamp TransactionManager::allDurable() const {
     std::lock_guard lock(mutex_);
     return allDurableLocked();
+}
+
+Timestamp TransactionManager::readPoint() const {
+    return readPoint_.load(std::memory_order_acquire);
+}
+
+void TransactionManager::requireOrderedCommits() {
+    std::lock_guard lock(mutex_);
+    orderedCommits_ = true;
+    publishRunningLocked();  // from now on snapshots have a read point
+}
+
+Timestamp TransactionManager::readPointLocked() const {
+    if (!orderedCommits_)
+        return kMaxTimestamp;
+    Timestamp result = maxCommitted_;
+    for (const Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->commitTs_ != kNoTimestamp && t->prepareTs_ == kNoTimestamp)
+            result = std::min(result, t->commitTs_ - 1);
+    }
+    return result;
+}
+
+bool TransactionManager::committingThroughLocked(Timestamp ts) const {
+    for (const Transaction* t = activeHead_; t; t = t->nextActive_) {
+        if (t->committing_ && t->prepareTs_ == kNoTimestamp && t->commitTs_ <= ts)
+            return true;
+    }
+    return false;
+}
+
+void TransactionManager::waitForCommitsThrough(Timestamp ts) {
+    // The hole is another committer between its two steps, usually running
+    // on another core: a short spin on the published read point first.
+    for (int i = 0; i < 64; ++i) {
+        if (readPoint_.load(std::memory_order_acquire) >= ts)
+            return;
+#if defined(__x86_64__) || defined(__i386__)
+        for (int p = 0; p < 8; ++p)
+            __builtin_ia32_pause();
+#endif
+    }
+    holeWaits_.fetch_add(1, std::memory_order_relaxed);
+    holeWaiters_.fetch_add(1);  // seq_cst: before the check below (see holeWaiters_)
+    {
+        std::unique_lock sleep(holeMutex_);
+        while (true) {
+            bool inFlight;
+            {
+                std::lock_guard lock(mutex_);
+                inFlight = committingThroughLocked(ts);
+            }
+            if (!inFlight)
+                break;
+            holeCv_.wait(sleep);
+        }
+    }
+    holeWaiters_.fetch_sub(1);
+}
+
+void TransactionManager::wakeHoleWaiters() {
+    if (holeWaiters_.load() == 0)  // seq_cst: after mutex_ was released (see holeWaiters_)
+        return;
+    std::lock_guard sleep(holeMutex_);
+    holeCv_.notify_all();
 }
 
 Timestamp TransactionManager::allDurableLocked() const {
@@ -819,6 +934,7 @@ Timestamps TransactionManager::timestamps() const {
     out.oldest = oldest_;
     out.stable = stable_;
     out.allDurable = allDurableLocked();
+    out.readPoint = readPointLocked();
     out.oldestReader = oldestReaderLocked(nullptr);
     out.pinned = pinnedLocked();
     return out;
@@ -833,6 +949,7 @@ MvccStats TransactionManager::stats() const {
     }
     s.writeConflicts = writeConflicts_.load(std::memory_order_relaxed);
     s.retries = retries_.load(std::memory_order_relaxed);
+    s.holeWaits = holeWaits_.load(std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
     // Readers without a read timestamp are not on the active list.
     uint64_t ended = s.committed + s.aborted;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -252,11 +253,9 @@ class TransactionManager {
     /// from this call on, a commit timestamp at or below the newest finished
     /// commit is refused, unless the transaction already held it (through
     /// setCommitTimestamp) when that commit happened: a hole readers waited for.
-    void requireOrderedCommits() {
-        std::lock_guard lock(mutex_);
-        orderedCommits_ = true;
-    }
-    /// Recovery: commit timestamps must from now on be after `ts`.
+    void requireOrderedCommits();
+    /// Recovery: commit timestamps must from now on be after `ts`, and
+    /// every commit at or below it finished (a checkpoint at ts was loaded).
     void raiseCheckpointFloor(Timestamp ts);
     /// Recovery: a record logged at `ts` that replay does not commit (a
     /// catalog command), or a prepared commit's durable timestamp, finished:
@@ -265,6 +264,20 @@ class TransactionManager {
     /// The no-holes point alone: every transaction with a commit timestamp
     /// at or below it has finished (0 until a write commits).
     Timestamp allDurable() const;
+    /// The read point an untimestamped snapshot taken now gets: all_durable
+    /// leaving prepared transactions out (readers conflict on their writes
+    /// instead). kMaxTimestamp, no bound, until requireOrderedCommits():
+    /// without it a commit may take any older timestamp at any time.
+    Timestamp readPoint() const;
+    /// Waits until no transaction that fixed a commit timestamp at or below
+    /// `ts` in its commit (between prepareCommit, or reserveTimestamp, and
+    /// its end) is still committing. Such a hole closes by itself, without
+    /// another caller's help; a timestamp fixed early with
+    /// setCommitTimestamp is not waited for (its transaction may run on).
+    /// completeCommit calls it, so a commit is acknowledged only once every
+    /// earlier-timestamped commit in flight is visible; begin() calls it
+    /// for a read timestamp above the read point.
+    void waitForCommitsThrough(Timestamp ts);
 
     /// Counters (begun, committed, ...) and the oldest reader.
     MvccStats stats() const;
@@ -291,6 +304,7 @@ class TransactionManager {
             : capacity(slots), ids(new std::atomic<TxnId>[slots]) {}
         std::atomic<uint64_t> version{0};  // odd while being rewritten
         std::atomic<TxnId> snapMax{1};
+        std::atomic<Timestamp> readPoint{kMaxTimestamp};  // readPointLocked() as published
         std::atomic<size_t> count{0};
         const size_t capacity;
         std::unique_ptr<std::atomic<TxnId>[]> ids;  // [0, count) sorted
@@ -309,12 +323,20 @@ class TransactionManager {
     /// ordered-commit rule).
     Status checkCommitTsLocked(Timestamp ts, Timestamp held) const;
     Timestamp allDurableLocked() const;
+    Timestamp readPointLocked() const;
+    /// A transaction other than the caller's, not prepared, is committing
+    /// at or below ts (waitForCommitsThrough).
+    bool committingThroughLocked(Timestamp ts) const;
     Timestamp oldestReaderLocked(const Transaction** who) const;
     /// min(oldest, oldest reader, held pins); 0 until oldest is set.
     Timestamp pinnedLocked() const;
     /// Ends `txn`; returns all_durable right after (kNoTimestamp when the
     /// transaction was not on the active list: it held nothing back).
-    Timestamp finish(Transaction& txn, TxnState endState);
+    /// `holeBelow`, when given, says whether a commit below txn's commit
+    /// timestamp was still in flight then.
+    Timestamp finish(Transaction& txn, TxnState endState, bool* holeBelow = nullptr);
+    /// Wakes waitForCommitsThrough's sleepers, if any, after a hole closed.
+    void wakeHoleWaiters();
 
     // Taken three times by every writing transaction, briefly: waiters spin
     // before they sleep (util/spin_then_block.h).
@@ -332,6 +354,7 @@ class TransactionManager {
 
     mutable EpochManager epochs_;
     std::atomic<RunningTable*> running_{nullptr};
+    std::atomic<Timestamp> readPoint_{kMaxTimestamp};  // as last published, for a lock-free look
     std::vector<TxnId> runningScratch_;  // publishRunningLocked's, under mutex_
 
     // Striped by thread so that readers on different cores do not share a
@@ -349,6 +372,15 @@ class TransactionManager {
     std::atomic<uint64_t> preparedCommitted_{0};
     std::atomic<uint64_t> preparedAborted_{0};
     std::atomic<uint64_t> retries_{0};
+
+    // waitForCommitsThrough's sleepers. A finisher that closed a hole loads
+    // holeWaiters_ after releasing mutex_; a sleeper raises it before it
+    // checks the holes under mutex_ and sleeps under holeMutex_: one of the
+    // two sees the other, and the wake-up cannot fall between check and sleep.
+    std::atomic<uint32_t> holeWaiters_{0};
+    std::mutex holeMutex_;
+    std::condition_variable holeCv_;
+    std::atomic<uint64_t> holeWaits_{0};  // commits and reads that waited
 };
 
 }  // namespace mvkv::mvcc

@@ -7,7 +7,7 @@
 // process's invoke with its completion, infers every key's version order,
 // builds the ww / wr / rw dependency graph over the transactions that
 // committed (ok) or may have (info), and reports its cycles (G0, G1c,
-// G-single, G2-item) and the anomalies that need no cycle (G1a, G1b, lost
+// G-single, G-nonadjacent, G2-item) and the anomalies that need no cycle (G1a, G1b, lost
 // update, incompatible orders, duplicate elements, garbage reads), each
 // explained in words naming the transactions by line and process.
 //
@@ -38,7 +38,7 @@ namespace mvkv::check {
 
 /// The consistency model a history is checked against.
 enum class Model : uint8_t {
-    kSnapshotIsolation,  // G2-item allowed (reported as allowed), the rest forbidden
+    kSnapshotIsolation,  // G2-item allowed (reported as allowed), the rest (G-nonadjacent too) forbidden
     kSerializable,       // everything forbidden
 };
 
@@ -52,7 +52,8 @@ enum class AnomalyType : uint8_t {
     kG1b,                // a read of a value its writer later overwrote (intermediate read)
     kG1c,                // a cycle of ww and wr edges, at least one wr (circular information flow)
     kGSingle,            // a cycle with exactly one rw edge (read skew)
-    kG2Item,             // a cycle with two or more rw edges (write skew)
+    kG2Item,             // a cycle with two or more rw edges, two of them adjacent (write skew)
+    kGNonadjacent,       // a cycle with two or more rw edges, no two adjacent (forbidden under SI)
     kLostUpdate,         // two committed transactions read the same version of a key and both wrote it
     kIncompatibleOrder,  // two reads of a list that are not prefixes of one another
     kDuplicateElements,  // a read of a list holding one element twice

@@ -108,14 +108,15 @@ class Session {
     /// below oldest (without roundUpReadTs) or with read concern majority.
     Status begin(const TxnOptions& options = {});
     /// The running transaction's snapshot point: its read timestamp, or,
-    /// begun without one, all_durable just before it began: every commit
-    /// at or below that point had finished then, and so is visible. It is
-    /// a lower bound, not an exact cut: commits that finished before the
-    /// transaction began with timestamps above it are visible too, and an
-    /// in-memory engine accepts later commits at older timestamps, which
-    /// the snapshot does not see (docs/mvcc.md). kNoTimestamp with no
-    /// transaction, and inside withTransaction's body when it was begun
-    /// without a read timestamp.
+    /// begun without one on an engine with an oplog (durable, or in memory
+    /// with an oplog cap), its read point: exactly the commits at or below
+    /// it are visible, and every one of them had finished when the snapshot
+    /// was taken (docs/mvcc.md, "Untimestamped snapshots"). On an engine
+    /// without an oplog: all_durable just before it began, a lower bound,
+    /// not an exact cut (commits that finished with later timestamps are
+    /// visible too, and later commits may take older timestamps, which the
+    /// snapshot does not see); kNoTimestamp there inside withTransaction's
+    /// body. kNoTimestamp with no transaction.
     Timestamp readTimestamp() const;
     /// Fixes the commit timestamp now (WiredTiger's timestamp_transaction).
     Status timestampTransaction(Timestamp commitTs);

@@ -21,6 +21,10 @@ struct EngineStats {
     uint64_t transactionsActive = 0;
     uint64_t writeConflicts = 0;  // returned to the caller or retried
     uint64_t writeConflictRetries = 0;
+    // Commits that waited, before they were acknowledged, for an
+    // earlier-timestamped commit still in flight, and reads at a timestamp
+    // above the read point that waited for one (docs/mvcc.md).
+    uint64_t holeWaits = 0;
     // The history store (superseded versions old readers still need).
     uint64_t historyEntries = 0;
     uint64_t historySweepPasses = 0;

@@ -25,6 +25,10 @@ struct Timestamps {
     Timestamp oldest = kNoTimestamp;        // reads below it are refused
     Timestamp stable = kNoTimestamp;        // what a checkpoint makes durable
     Timestamp allDurable = kNoTimestamp;    // every commit at or below it has finished
+    // The newest commit an untimestamped snapshot begun now sees: all_durable
+    // leaving prepared transactions out. kMaxTimestamp: no bound (an engine
+    // without an oplog, whose commits may take older timestamps at any time).
+    Timestamp readPoint = kMaxTimestamp;
     Timestamp oldestReader = kNoTimestamp;  // smallest read timestamp of a running reader (0: none)
     Timestamp pinned = kNoTimestamp;        // min(oldest, oldestReader, checkpoints'): history kept
 };

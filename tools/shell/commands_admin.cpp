@@ -21,10 +21,15 @@ Reply ts(Shell& sh, const Args&) {
                 {"oldest", t.oldest},
                 {"stable", t.stable},
                 {"all_durable", t.allDurable},
+                {"read_point", t.readPoint},
                 {"oldest_reader", t.oldestReader},
                 {"pinned", t.pinned}};
+    // No bound (an engine without an oplog): null, and "none" to a person.
+    if (t.readPoint == kMaxTimestamp)
+        r.fields["read_point"] = nullptr;
     for (const auto& [name, value] : r.fields.items())
-        r.lines.push_back(fmt::format("{:<14} {}", name, value.get<uint64_t>()));
+        r.lines.push_back(fmt::format("{:<14} {}", name,
+                                      value.is_null() ? "none" : std::to_string(value.get<uint64_t>())));
     return r;
 }
 
