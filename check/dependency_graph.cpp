@@ -104,7 +104,7 @@ std::vector<CycleEdge> bfsPath(const Local& g, const std::vector<uint32_t>& comp
         if (v == to)
             break;
         for (const auto& e : g.out[v]) {
-            --*budget;
+            *budget -= *budget > 0;  // saturating: the loops stop at 0
             if ((e.types & mask) == 0 || parent[e.to] != kNone || comp[e.to] != comp[from])
                 continue;
             parent[e.to] = v;
@@ -146,6 +146,8 @@ std::vector<CycleEdge> nonadjacentCycle(const Local& g, uint64_t* budget) {
     const size_t n = g.out.size();
     for (uint32_t u = 0; u < n && *budget > 0; ++u) {
         for (const auto& seed : g.out[u]) {
+            if (*budget == 0)
+                return {};
             if ((seed.types & kRW) == 0)
                 continue;
             *budget -= std::min<uint64_t>(*budget, 2 * n);
@@ -161,7 +163,7 @@ std::vector<CycleEdge> nonadjacentCycle(const Local& g, uint64_t* budget) {
                 const uint32_t x = s / 2;
                 const bool inByRw = s % 2;
                 for (const auto& e : g.out[x]) {
-                    --*budget;
+                    *budget -= *budget > 0;  // saturating: the loops stop at 0
                     auto step = [&](uint32_t next, EdgeType type) {
                         if (parent[next] != kNone)
                             return;
@@ -260,7 +262,10 @@ std::vector<std::vector<CycleEdge>> DependencyGraph::cyclesOf(
     const bool foundSingle = !single.empty();
     keep(std::move(single));
     if (!foundSingle) {
-        std::vector<CycleEdge> nonadjacent = nonadjacentCycle(g, &budget);
+        // A budget of its own: a component whose cycles all have adjacent
+        // rw edges must leave the G2-item search its share.
+        uint64_t nonadjacentBudget = 50'000'000;
+        std::vector<CycleEdge> nonadjacent = nonadjacentCycle(g, &nonadjacentBudget);
         const bool foundNonadjacent = !nonadjacent.empty();
         keep(std::move(nonadjacent));
         if (!foundNonadjacent)

@@ -123,6 +123,9 @@ class CheckpointWriter {
 
     /// The file's final name in dir (where it is once finish() succeeded).
     const std::string& path() const { return path_; }
+    /// The file is complete under its final name (finish() got past the
+    /// rename, even if the directory sync after it failed).
+    bool renamed() const { return finished_; }
     uint64_t entries() const { return entries_; }
 
   private:

@@ -258,7 +258,7 @@ Status pruneCheckpoints(const std::string& dir, size_t keep) {
     for (const std::string& path : doomed)
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
             return ioError("remove checkpoint", path);
-    return doomed.empty() ? Status::OK() : syncDirectory(dir);
+    return doomed.empty() ? Status::OK() : syncDirectory(dir, "checkpointCleanup");
 }
 
 }  // namespace mvkv::checkpoint

@@ -108,18 +108,8 @@ Status CheckpointWriter::writePart(std::string& part) {
         errno = EIO;
         return error_ = ioError("write checkpoint (failpoint failCheckpointWrite)", tmpPath_);
     }
-    const char* p = part.data();
-    size_t left = part.size();
-    while (left > 0) {
-        ssize_t n = ::write(fd_, p, left);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return error_ = ioError("write checkpoint", tmpPath_);
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
+    if (Status s = writeFully(fd_, part, "checkpoint", "write checkpoint", tmpPath_); !s.ok())
+        return error_ = s;
     return Status::OK();
 }
 
@@ -183,16 +173,16 @@ Status CheckpointWriter::finish() {
     append<uint64_t>(trailer, blocks_);
     if (Status s = writePart(trailer); !s.ok())
         return s;
-    if (::fsync(fd_) != 0)
-        return error_ = ioError("fsync checkpoint", tmpPath_);
+    if (Status s = syncFile(fd_, false, "checkpoint", tmpPath_); !s.ok())
+        return error_ = s;
     ::close(fd_);
     fd_ = -1;
     failpoint::hangBeforeCheckpointRename.pauseIfFires();
     failpoint::crashPoint("beforeCheckpointRename");
-    if (::rename(tmpPath_.c_str(), path_.c_str()) != 0)
-        return error_ = ioError(fmt::format("rename {} to", tmpPath_), path_);
+    if (Status s = renameFile(tmpPath_, path_, "checkpoint"); !s.ok())
+        return error_ = s;
     finished_ = true;  // the file is complete under its final name
-    if (Status s = syncDirectory(dir_); !s.ok())
+    if (Status s = syncDirectory(dir_, "checkpoint"); !s.ok())
         return error_ = s;
     failpoint::crashPoint("afterCheckpointRename");
     return Status::OK();

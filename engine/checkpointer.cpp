@@ -283,8 +283,16 @@ Status Checkpointer::checkpoint() {
     // replays only what comes after it (and what is newer than its timestamp).
     if (Status s = oplog.flush(); !s.ok())
         return fail(s);
-    if (Status s = writer.value()->finish(); !s.ok())
+    if (Status s = writer.value()->finish(); !s.ok()) {
+        // Renamed before the directory sync failed: the file stands (whole,
+        // synced; a crash may or may not keep it, and either is a valid
+        // state), so its number is taken and the next checkpoint goes after it.
+        if (writer.value()->renamed()) {
+            std::lock_guard lock(statsMutex_);
+            stats_.lastNumber = number;
+        }
         return fail(s);
+    }
     {
         std::lock_guard lock(statsMutex_);
         stats_.lastNumber = number;  // taken, whatever happens below
@@ -335,13 +343,11 @@ Status Checkpointer::removeCheckpointsBefore(uint64_t number) {
     for (const CheckpointFile& f : listed.value()) {
         if (f.number >= number)
             continue;
-        std::error_code ec;
-        std::filesystem::remove(f.path, ec);
-        if (ec)
-            return Status::IOError(fmt::format("remove {}: {}", f.path, ec.message()));
+        if (Status s = removeFile(f.path, "checkpointRemove"); !s.ok())
+            return s;
         removed = true;
     }
-    return removed ? syncDirectory(dir) : Status::OK();
+    return removed ? syncDirectory(dir, "checkpointRemove") : Status::OK();
 }
 
 void Checkpointer::start(std::chrono::milliseconds interval) {

@@ -16,6 +16,8 @@ struct HistorySweeper::GraceMarker {
     std::shared_ptr<std::atomic<mvcc::TxnId>> target;
     std::shared_ptr<std::atomic<bool>> pending;
     mvcc::TxnId floor;
+    std::shared_ptr<std::atomic<mvcc::Timestamp>> readPointTarget;
+    mvcc::Timestamp readPoint;  // read before floor: a later snapshot's is at least this
 
     // Freed by the EpochManager once every pin older than the marker has
     // ended: the floor now covers every unregistered reader still running.
@@ -24,6 +26,10 @@ struct HistorySweeper::GraceMarker {
         mvcc::TxnId seen = m->target->load(std::memory_order_relaxed);
         while (seen < m->floor &&
                !m->target->compare_exchange_weak(seen, m->floor, std::memory_order_release)) {
+        }
+        mvcc::Timestamp rp = m->readPointTarget->load(std::memory_order_relaxed);
+        while (rp < m->readPoint && !m->readPointTarget->compare_exchange_weak(
+                                        rp, m->readPoint, std::memory_order_release)) {
         }
         m->pending->store(false, std::memory_order_release);
         delete m;
@@ -43,6 +49,7 @@ HistorySweeper::HistorySweeper(Catalog& catalog, mvcc::TransactionManager& txns,
       history_(history),
       epochs_(epochs),
       graceFloor_(std::make_shared<std::atomic<mvcc::TxnId>>(0)),
+      graceReadPoint_(std::make_shared<std::atomic<mvcc::Timestamp>>(0)),
       markerPending_(std::make_shared<std::atomic<bool>>(false)) {}
 
 HistorySweeper::~HistorySweeper() {
@@ -82,12 +89,18 @@ mvcc::Horizon HistorySweeper::refreshHorizon(bool reclaimNow) {
     if (reclaimNow)
         epochs_.reclaim();  // lets an older marker pass first
     if (!markerPending_->exchange(true, std::memory_order_acq_rel)) {
+        // The read point never moves back: an unregistered snapshot taken
+        // after this has one at least as new.
+        const mvcc::Timestamp readPoint = txns_.readPoint();
         mvcc::TxnId floor = txns_.snapshotFloorNow();
-        epochs_.retire(new GraceMarker{graceFloor_, markerPending_, floor}, &GraceMarker::passed);
+        epochs_.retire(
+            new GraceMarker{graceFloor_, markerPending_, floor, graceReadPoint_, readPoint},
+            &GraceMarker::passed);
     }
     if (reclaimNow)
         epochs_.reclaim();
-    mvcc::Horizon h = txns_.horizon(graceFloor_->load(std::memory_order_acquire));
+    mvcc::Horizon h = txns_.horizon(graceFloor_->load(std::memory_order_acquire),
+                                    graceReadPoint_->load(std::memory_order_acquire));
     lastPinned_.store(h.pinnedTs, std::memory_order_relaxed);
     lastOldestId_.store(h.oldestId, std::memory_order_relaxed);
     return h;

@@ -123,6 +123,9 @@ class HistorySweeper {
     // The snapshot floor whose grace period has passed (shared with the
     // markers, which may be freed after the sweeper is gone).
     std::shared_ptr<std::atomic<mvcc::TxnId>> graceFloor_;
+    // The read point whose grace period has passed: every unregistered
+    // untimestamped snapshot still running reads at or above it.
+    std::shared_ptr<std::atomic<mvcc::Timestamp>> graceReadPoint_;
     // At most one marker waits for its grace period at a time (a writer's
     // sweep would otherwise retire one per sweep).
     std::shared_ptr<std::atomic<bool>> markerPending_;

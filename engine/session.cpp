@@ -262,6 +262,7 @@ Status Session::begin(const TxnOptions& options) {
     if (Status rc = readConcernTs(options, &mvccOptions.readTs); !rc.ok())
         return rc;
     mvccOptions.ignorePrepare = options.ignorePrepare;
+    mvccOptions.ownCommitTs = lastCommitTs_;
     Status s = engine_.txns_.begin(txn_, mvccOptions);
     if (s.ok()) {
         explicit_ = true;

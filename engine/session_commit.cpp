@@ -94,9 +94,9 @@ Status Session::logCommitted() {
     Status s = appendCommitRecord();
     if (s.code() == StatusCode::kIOError)
         return Status(s.code(),
-                      "the transaction was rolled back, but its oplog record may have reached the "
-                      "log file before the error, so it may come back after a restart; the engine "
-                      "takes no more writes (restart it): " +
+                      "the transaction was rolled back and the engine takes no more writes "
+                      "(restart it); its oplog record was cut from the log unless the message "
+                      "below says otherwise: " +
                           s.message());
     if (!s.ok())
         return Status(s.code(), "the transaction was rolled back: its oplog record was not written: " +

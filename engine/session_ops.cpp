@@ -210,6 +210,7 @@ Status Session::walkRange(std::string_view ns, LockMode mode, const KeyRange& ra
         if (!begin.ok())
             return begin.status();
         mvcc::BeginOptions o = begin.value();
+        o.ownCommitTs = lastCommitTs_;
         o.unregistered = false;  // held across batches: the sweep must see it
         return engine_.txns_.begin(ownTxn, o);
     };

@@ -105,8 +105,11 @@ Status Session::readConcernTs(const TxnOptions& options, mvcc::Timestamp* readTs
 }
 
 StatusWith<mvcc::BeginOptions> Session::implicitReadBegin() const {
-    if (readConcern_ == ReadConcern::kLocal)
-        return kImplicitBegin;
+    if (readConcern_ == ReadConcern::kLocal) {
+        mvcc::BeginOptions begin = kImplicitBegin;
+        begin.ownCommitTs = lastCommitTs_;  // read-your-writes above the read point
+        return begin;
+    }
     TxnOptions o;
     o.readConcern = readConcern_;
     mvcc::Timestamp readTs = mvcc::kNoTimestamp;

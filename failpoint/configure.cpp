@@ -51,7 +51,7 @@ StatusWith<FailPointSetting> parseModeAndData(std::string_view name, std::string
     auto bad = [&](std::string what) {
         return Status::InvalidArgument(fmt::format(
             "failpoint{}{}: {} (expected: off | alwaysOn | times N | skip N | "
-            "activationProbability P, then key=K and delay_ms=N)",
+            "activationProbability P, then key=K, delay_ms=N and error=eio|enospc|short)",
             name.empty() ? "" : " ", name, what));
     };
     if (w.empty())
@@ -81,6 +81,10 @@ StatusWith<FailPointSetting> parseModeAndData(std::string_view name, std::string
     for (size_t i = next; i < w.size(); ++i) {
         if (w[i].starts_with("key=")) {
             p.data.key = std::string(w[i].substr(4));
+        } else if (w[i].starts_with("error=")) {
+            p.data.error = std::string(w[i].substr(6));
+            if (p.data.error != "eio" && p.data.error != "enospc" && p.data.error != "short")
+                return bad(fmt::format("bad error '{}' (eio, enospc or short)", w[i]));
         } else if (w[i].starts_with("delay_ms=")) {
             if (!parseNumber(w[i].substr(9), &p.data.delayMs) || p.data.delayMs < 0)
                 return bad(fmt::format("bad delay '{}'", w[i]));

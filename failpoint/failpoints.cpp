@@ -1,7 +1,11 @@
 // The definitions of every failpoint (failpoints.h) and their registry.
 #include "failpoint/failpoints.h"
 
+#include <cerrno>
+#include <string>
+
 #include "failpoint/registry.h"
+#include "util/file_sync.h"
 
 namespace mvkv::failpoint {
 
@@ -32,6 +36,11 @@ FailPoint failOplogWrite("failOplogWrite",
 FailPoint failOplogFsync("failOplogFsync",
                          "the oplog's fdatasync of a segment fails with EIO: the engine stops "
                          "taking writes, never retrying the sync");
+FailPoint failIO(
+    "failIO",
+    "the file operation data.key = SITE.OP (every one when empty) fails: error=eio (default), "
+    "enospc, or short (half written, then ENOSPC); sites oplogAppend, segmentSwitch, capping, "
+    "checkpoint, marker, ...; ops write, fsync, rename, dirsync, remove (docs/failpoints.md)");
 FailPoint failCheckpointWrite("failCheckpointWrite",
                               "a checkpoint file's write fails with EIO: the checkpoint fails, "
                               "its temp file is removed");
@@ -51,5 +60,27 @@ FailPoint abortProcess(
     "the process dies by SIGKILL at crash point data.key (every point when empty): "
     "beforeCommit, afterOplogAppend, afterOplogWrite, beforeCheckpointRename, "
     "afterCheckpointRename");
+
+namespace {
+
+std::optional<IoFault> probeFailIO(std::string_view site, std::string_view op) {
+    if (!failIO.armed()) [[likely]]
+        return std::nullopt;
+    std::string point;
+    point.reserve(site.size() + 1 + op.size());
+    point.append(site).append(".").append(op);
+    auto fired = failIO.checkKey(point);
+    if (!fired)
+        return std::nullopt;
+    IoFault fault;
+    fault.err = fired->error == "enospc" || fired->error == "short" ? ENOSPC : EIO;
+    fault.shortWrite = fired->error == "short";
+    return fault;
+}
+
+// util/ sits below this library: the probe is handed down at start-up.
+[[maybe_unused]] const bool probeInstalled = (installIoFaultProbe(&probeFailIO), true);
+
+}  // namespace
 
 }  // namespace mvkv::failpoint

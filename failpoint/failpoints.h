@@ -16,6 +16,8 @@ extern FailPoint hangInLockAcquisition;  // every lock request, before it is gra
 // The oplog's I/O
 extern FailPoint failOplogWrite;         // write(2) of a batch fails with EIO
 extern FailPoint failOplogFsync;         // fdatasync of a segment fails with EIO
+// Every file operation (util/file_sync.h): key=SITE.OP, error=eio|enospc|short
+extern FailPoint failIO;
 // Checkpoints
 extern FailPoint failCheckpointWrite;          // a checkpoint file write fails with EIO
 extern FailPoint hangBeforeCheckpointRename;   // written and synced, not yet renamed

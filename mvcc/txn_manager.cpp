@@ -191,8 +191,30 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     // still be in flight, and would change what a read there returns once
     // it lands. Wait for it, as MongoDB waits for its cluster time to be
     // all_durable (docs/mvcc.md, "Reads above the no-holes point").
-    if (readTs != kNoTimestamp && readTs > readPoint_.load(std::memory_order_acquire))
+    if (readTs != kNoTimestamp && readTs > readPoint_.load(std::memory_order_acquire)) {
+        // The clock first: a commit given no timestamp from here on lands
+        // above readTs, so the wait below is for the commits in flight now
+        // only, and none can slip in under readTs before the snapshot.
+        {
+            std::lock_guard lock(mutex_);
+            clock_ = std::max(clock_, readTs);
+        }
         waitForCommitsThrough(readTs);
+    }
+    // The read bound: the read timestamp, or the read point raised to this
+    // session's own newest commit (above the read point only while a
+    // transaction that fixed an earlier timestamp early runs on: the one
+    // case where a snapshot may miss an earlier commit, docs/mvcc.md). Set
+    // before the transaction is linked: the horizon reads it under mutex_.
+    auto setBound = [&](Timestamp ts) {
+        if (ts != kNoTimestamp)
+            txn.readBound_ = ts;
+        else if (txn.snapshot_.readPoint == kMaxTimestamp)
+            txn.readBound_ = kMaxTimestamp;
+        else
+            txn.readBound_ =
+                std::max({txn.snapshot_.readPoint, txn.lastOwnCommitTs_, options.ownCommitTs});
+    };
     const TimestampPin* pin = options.pin;
     assert(!pin || (pin->manager_ == this && pin->ts() != kNoTimestamp));
     if (readTs == kNoTimestamp && options.unregistered) {
@@ -200,6 +222,7 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         // snapshot, and such a reader pins nothing by timestamp; the caller's
         // epoch pin covers its snapshot (BeginOptions::unregistered).
         takeSnapshot(txn);
+        setBound(kNoTimestamp);
     } else {
         std::lock_guard lock(mutex_);
         // A pin held since before oldest moved kept the history at and
@@ -220,22 +243,13 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         // it is linked, under the same lock.
         txn.readTs_ = readTs;
         txn.beginMicros_ = nowMicros();
+        setBound(readTs);
         linkActive(txn);  // oldest_reader, pinned and the history horizon see it
     }
     if (options.unregistered && readTs == kNoTimestamp) {
         txn.readTs_ = kNoTimestamp;
         txn.beginMicros_ = 0;
     }
-    // The read bound: the read timestamp, or the read point raised to this
-    // session's own newest commit (above the read point only while a
-    // transaction that fixed an earlier timestamp early runs on: the one
-    // case where a snapshot may miss an earlier commit, docs/mvcc.md).
-    if (txn.readTs_ != kNoTimestamp)
-        txn.readBound_ = txn.readTs_;
-    else if (txn.snapshot_.readPoint == kMaxTimestamp)
-        txn.readBound_ = kMaxTimestamp;
-    else
-        txn.readBound_ = std::max(txn.snapshot_.readPoint, txn.lastOwnCommitTs_);
     txn.state_ = TxnState::kActive;
     myCounters().begun.fetch_add(1, std::memory_order_relaxed);
     return Status::OK();
@@ -353,7 +367,7 @@ Timestamp TransactionManager::finish(Transaction& txn, TxnState endState, bool* 
                 publishRunningLocked();
             allDurableAfter = allDurableLocked();
             if (holeBelow)
-                *holeBelow = heldTimestamp && committingThroughLocked(txn.commitTs_);
+                *holeBelow = heldTimestamp && orderedCommits_ && committingThroughLocked(txn.commitTs_);
         }
         if (heldTimestamp)
             wakeHoleWaiters();
@@ -835,10 +849,10 @@ void TransactionManager::waitForCommitsThrough(Timestamp ts) {
             __builtin_ia32_pause();
 #endif
     }
-    holeWaits_.fetch_add(1, std::memory_order_relaxed);
     holeWaiters_.fetch_add(1);  // seq_cst: before the check below (see holeWaiters_)
     {
         std::unique_lock sleep(holeMutex_);
+        bool slept = false;
         while (true) {
             bool inFlight;
             {
@@ -847,6 +861,9 @@ void TransactionManager::waitForCommitsThrough(Timestamp ts) {
             }
             if (!inFlight)
                 break;
+            if (!slept)
+                holeWaits_.fetch_add(1, std::memory_order_relaxed);
+            slept = true;
             holeCv_.wait(sleep);
         }
     }
@@ -903,14 +920,20 @@ Timestamp TransactionManager::pinnedLocked() const {
     return pinned;
 }
 
-Horizon TransactionManager::horizon(TxnId unregisteredFloor) const {
+Horizon TransactionManager::horizon(TxnId unregisteredFloor,
+                                    Timestamp unregisteredReadPoint) const {
     std::lock_guard lock(mutex_);
     Horizon h;
-    h.pinnedTs = pinnedLocked();
+    h.pinnedTs = std::min(pinnedLocked(), unregisteredReadPoint);
     h.oldestId = unregisteredFloor;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_)
-        if (t->prepareTs_ == kNoTimestamp)  // a prepared one reads nothing more
+        if (t->prepareTs_ == kNoTimestamp) {  // a prepared one reads nothing more
             h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
+            // An untimestamped snapshot sees nothing above its bound: a
+            // version newer than it does not make an older one obsolete.
+            if (t->readTs_ == kNoTimestamp)
+                h.pinnedTs = std::min(h.pinnedTs, t->readBound_);
+        }
     return h;
 }
 

@@ -61,6 +61,10 @@ struct BeginOptions {
     /// WiredTiger's ignore_prepare: prepared versions read as if absent
     /// (no PrepareConflict). Such a transaction may not write.
     bool ignorePrepare = false;
+    /// The caller's session's newest commit timestamp: a snapshot begun
+    /// without a read timestamp sees it even above its read point (a cursor
+    /// or scan runs in a Transaction of its own, which did not commit it).
+    Timestamp ownCommitTs = kNoTimestamp;
 };
 
 /// A hold on history at one timestamp, as WiredTiger holds a running
@@ -220,7 +224,11 @@ class TransactionManager {
     /// snapshot floor of readers that stay off the active list (see
     /// BeginOptions::unregistered), which only the caller's grace period
     /// can vouch for; the result's oldestId is at most it.
-    Horizon horizon(TxnId unregisteredFloor) const;
+    /// `unregisteredReadPoint` is their lowest read point, vouched for the
+    /// same way; the result's pinnedTs is at most it and at most every
+    /// running untimestamped snapshot's read bound (docs/mvcc.md).
+    Horizon horizon(TxnId unregisteredFloor,
+                    Timestamp unregisteredReadPoint = kMaxTimestamp) const;
     /// The snapMin a snapshot taken now would get: no running snapshot
     /// taken from now on has a smaller one.
     TxnId snapshotFloorNow() const;

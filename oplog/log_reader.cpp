@@ -368,7 +368,7 @@ Status cutLogTail(const std::string& dir, const LogTail& tail) {
         if (ec)
             return Status::IOError(fmt::format("remove {}: {}", s.path, ec.message()));
     }
-    return syncDirectory(dir);
+    return syncDirectory(dir, "logCut");
 }
 
 }  // namespace mvkv::oplog

@@ -51,11 +51,11 @@ StatusWith<std::unique_ptr<LogWriter>> LogWriter::create(LogWriterOptions option
     if (Status s = w->openSegmentFile(firstSegment); !s.ok())
         return s;
     std::string header = encodeSegmentStart(firstSegment, prevBytes);
-    if (Status s = w->writeAll(header); !s.ok())
+    if (Status s = w->writeAll(header, "oplogOpen"); !s.ok())
         return s;
-    if (Status s = w->syncFile(); !s.ok())
+    if (Status s = w->syncFile("oplogOpen"); !s.ok())
         return s;
-    if (Status s = syncDirectory(w->options_.dir); !s.ok())
+    if (Status s = syncDirectory(w->options_.dir, "oplogOpen"); !s.ok())
         return s;
     w->segment_ = firstSegment;
     w->segmentSize_ = header.size();
@@ -78,60 +78,89 @@ Status LogWriter::openSegmentFile(uint64_t number) {
     return Status::OK();
 }
 
-Status LogWriter::writeAll(std::string_view bytes) {
+Status LogWriter::writeAll(std::string_view bytes, std::string_view site) {
+    const std::string path = options_.dir + "/" + segmentFileName(fdSegment_);
     if (failpoint::failOplogWrite.check()) {
         errno = EIO;
-        return ioError("write log segment (failpoint failOplogWrite)",
-                       options_.dir + "/" + segmentFileName(fdSegment_));
+        return ioError("write log segment (failpoint failOplogWrite)", path);
     }
-    const char* p = bytes.data();
-    size_t left = bytes.size();
-    while (left > 0) {
-        ssize_t n = ::write(fd_, p, left);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return ioError("write log segment", options_.dir + "/" + segmentFileName(fdSegment_));
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
-    return Status::OK();
+    return writeFully(fd_, bytes, site, "write log segment", path);
 }
 
-Status LogWriter::syncFile() {
+Status LogWriter::syncFile(std::string_view site) {
+    const std::string path = options_.dir + "/" + segmentFileName(fdSegment_);
     if (failpoint::failOplogFsync.check()) {
         errno = EIO;
-        return ioError("fdatasync log segment (failpoint failOplogFsync)",
-                       options_.dir + "/" + segmentFileName(fdSegment_));
+        return ioError("fdatasync log segment (failpoint failOplogFsync)", path);
     }
-    if (::fdatasync(fd_) != 0)
-        return ioError("fdatasync log segment", options_.dir + "/" + segmentFileName(fdSegment_));
-    return Status::OK();
+    return mvkv::syncFile(fd_, true, site, path);
 }
 
 Status LogWriter::writeChunks(std::vector<Chunk>& chunks, bool sync) {
+    const uint64_t startSegment = fdSegment_;
+    const off_t startOffset = ::lseek(fd_, 0, SEEK_CUR);
+    Status s = writeChunksOnce(chunks, sync, startSegment);
+    if (!s.ok() && startOffset >= 0)
+        return Status(s.code(), s.message() + cutFailedBatch(startSegment, startOffset));
+    return s;
+}
+
+Status LogWriter::writeChunksOnce(std::vector<Chunk>& chunks, bool sync, uint64_t startSegment) {
     for (Chunk& c : chunks) {
         if (c.segment != fdSegment_) {
             // Everything in the old segment comes before what follows: make
             // it durable first, so recovery never finds a hole behind a
             // synced record.
-            if (Status s = syncFile(); !s.ok())
+            if (Status s = syncFile("segmentSwitch"); !s.ok())
                 return s;
             ::close(fd_);
             fd_ = -1;
             if (Status s = openSegmentFile(c.segment); !s.ok())
                 return s;
-            if (Status s = syncDirectory(options_.dir); !s.ok())
+            if (Status s = syncDirectory(options_.dir, "segmentSwitch"); !s.ok())
                 return s;
         }
-        if (Status s = writeAll(c.bytes); !s.ok())
+        if (Status s = writeAll(c.bytes, c.segment != startSegment ? "segmentSwitch" : "oplogAppend");
+            !s.ok())
             return s;
     }
     failpoint::crashPoint("afterOplogWrite");
     if (sync)
-        return syncFile();
+        return syncFile("oplogAppend");
     return Status::OK();
+}
+
+std::string LogWriter::cutFailedBatch(uint64_t startSegment, off_t startOffset) {
+    // None of the batch's records was acknowledged (a commit waits for its
+    // batch), so none may come back after a restart: the bytes the batch
+    // wrote, whole or torn, are cut from the log. The writer keeps the
+    // error and never writes again, so the file it holds does not matter
+    // after this; the cut's own sync is not a retry of a failed one (it
+    // makes a truncation durable, not the lost pages).
+    std::string failed;
+    for (uint64_t n = startSegment + 1; n <= fdSegment_ && n > startSegment; ++n) {
+        const std::string path = options_.dir + "/" + segmentFileName(n);
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+            failed += fmt::format("; could not remove {}: {}", path, std::strerror(errno));
+    }
+    if (fdSegment_ != startSegment) {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = ::open((options_.dir + "/" + segmentFileName(startSegment)).c_str(),
+                     O_WRONLY | O_CLOEXEC);
+        fdSegment_ = startSegment;
+    }
+    const std::string path = options_.dir + "/" + segmentFileName(startSegment);
+    if (fd_ < 0 || ::ftruncate(fd_, startOffset) != 0 || ::fdatasync(fd_) != 0)
+        failed += fmt::format("; could not cut {} back to {} bytes: {}", path,
+                              static_cast<int64_t>(startOffset), std::strerror(errno));
+    syncDirectory(options_.dir, "logCut").ignore();
+    if (!failed.empty())
+        return "; the failed batch's records were not acknowledged, but they may come back after "
+               "a restart" + failed;
+    return fmt::format("; the failed batch was cut from {} (back to {} bytes): its records were "
+                       "not acknowledged and do not come back after a restart",
+                       path, static_cast<int64_t>(startOffset));
 }
 
 void LogWriter::leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync) {
@@ -233,7 +262,7 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
                 leading_ = true;
                 uint64_t end = written_;
                 lock.unlock();
-                Status s = syncFile();
+                Status s = syncFile("oplogAppend");
                 lock.lock();
                 leading_ = false;
                 if (!s.ok() && error_.ok())

@@ -97,10 +97,17 @@ class LogWriter {
     // held through `lock`; releases it for the I/O.
     void leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync);
     // Leader only, no lock: the I/O of one batch.
+    // A failed batch is cut from the log (cutFailedBatch): the message gains
+    // what was done.
     Status writeChunks(std::vector<Chunk>& chunks, bool sync);
+    Status writeChunksOnce(std::vector<Chunk>& chunks, bool sync, uint64_t startSegment);
+    // Truncates the batch that began at (startSegment, startOffset) away and
+    // removes the segments it created; says how it went, for the error message.
+    std::string cutFailedBatch(uint64_t startSegment, off_t startOffset);
     Status openSegmentFile(uint64_t number);
-    Status writeAll(std::string_view bytes);
-    Status syncFile();
+    // `site`: the I/O fault point (util/file_sync.h).
+    Status writeAll(std::string_view bytes, std::string_view site);
+    Status syncFile(std::string_view site);
 
     const LogWriterOptions options_;
     mutable std::mutex mutex_;

@@ -338,13 +338,12 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
         // Unlinked before its handle is forgotten: a reader that opens it
         // after this finds no file instead of caching a handle forever.
         std::string path = options_.dir + "/" + segmentFileName(n);
-        int rc = ::unlink(path.c_str());
-        int err = errno;
+        Status removed = removeFile(path, "capping");
         files_->forget(n);
-        if (rc != 0 && err != ENOENT)
-            return Status::IOError(fmt::format("remove log segment {}: {}", path, std::strerror(err)));
+        if (!removed.ok())
+            return removed;
     }
-    return syncDirectory(options_.dir);
+    return syncDirectory(options_.dir, "capping");
 }
 
 OplogStats Oplog::stats() const {

@@ -80,7 +80,7 @@ Status checkOrWriteMarker(const std::string& dir) {
     }
     if (ec)
         return Status::IOError(fmt::format("list {}: {}", dir, ec.message()));
-    return writeFileAtomically(dir, kMarkerName, markerText(DurableLog::kFormatVersion));
+    return writeFileAtomically(dir, kMarkerName, markerText(DurableLog::kFormatVersion), "marker");
 }
 
 }  // namespace
@@ -154,7 +154,7 @@ Status DurableLog::cut(const oplog::LogTail& tail) {
 }
 
 Status DurableLog::forgetCleanShutdown() {
-    return removeFileDurably(dir_, kCleanShutdownName);
+    return removeFileDurably(dir_, kCleanShutdownName, "cleanShutdown");
 }
 
 Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& recovered,
@@ -185,7 +185,8 @@ Status DurableLog::startOplog(oplog::OplogOptions options, const Recovered& reco
             const uint64_t prevBytes = std::filesystem::file_size(
                 dir_ + "/" + oplog::segmentFileName(nextSegment - 1), sizeEc);
             if (Status s = writeFileAtomically(dir_, oplog::segmentFileName(nextSegment),
-                                               oplog::encodeSegmentStart(nextSegment, sizeEc ? 0 : prevBytes));
+                                               oplog::encodeSegmentStart(nextSegment, sizeEc ? 0 : prevBytes),
+                                               "segmentSwitch");
                 !s.ok())
                 return s;
         }
@@ -211,7 +212,8 @@ DurableLog::~DurableLog() {
         const oplog::LogPosition end = oplog_->end();
         oplog_.reset();
         if (closed.ok())
-            writeFileAtomically(dir_, kCleanShutdownName, cleanShutdownText(end)).ignore();
+            writeFileAtomically(dir_, kCleanShutdownName, cleanShutdownText(end), "cleanShutdown")
+                .ignore();
     }
     if (lockFd_ >= 0) {
         ::flock(lockFd_, LOCK_UN);

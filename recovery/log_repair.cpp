@@ -224,7 +224,7 @@ Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
     if (ec)
         return Status::IOError(fmt::format("list {}: {}", dir, ec.message()));
     for (const std::string& d : {salvage, salvageRoot, dir})
-        if (Status s = syncDirectory(d); !s.ok())
+        if (Status s = syncDirectory(d, "repair"); !s.ok())
             return s;
     out->salvageDir = salvage;
     // What the cut loses: the good records past the damage that the
@@ -274,7 +274,7 @@ Status repairLog(DurableLog& log, const DurableLog::Recovered& recovered,
     all.push_back(std::move(repair));
     if (Status s = writeFileAtomically(
             dir, kRepairRecordName,
-            all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+            all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "repair");
         !s.ok())
         return s;
     // Then the cut, once the clean-shutdown note is gone: a crash after the
@@ -303,7 +303,7 @@ StatusWith<std::string> readRepairRecord(const std::string& dir) {
 }
 
 Status clearRepairRecord(const std::string& dir) {
-    return removeFileDurably(dir, kRepairRecordName);
+    return removeFileDurably(dir, kRepairRecordName, "repair");
 }
 
 }  // namespace mvkv::recovery

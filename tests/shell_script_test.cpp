@@ -2432,7 +2432,8 @@ TEST_CASE("issue 19: a failed oplog fsync fails the write and every later one; a
 TEST_CASE("issue 19: failpoint and failpoints are in help") {
     const std::string all = helpUsages();
     for (const char* usage :
-         {"failpoint NAME off|alwaysOn|times N|skip N|activationProbability P [key=K] [delay_ms=N]",
+         {"failpoint NAME off|alwaysOn|times N|skip N|activationProbability P [key=K] [delay_ms=N] "
+          "[error=eio|enospc|short]",
           "failpoints"})
         CHECK_MESSAGE(all.find(std::string(usage) + "\n") != std::string::npos, usage);
 }

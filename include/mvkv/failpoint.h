@@ -10,8 +10,10 @@
 //   skip N                      lets N passes go by, then fires every time
 //   activationProbability P     fires with probability P (0 <= P <= 1)
 // and data: `key` (which key a per-key failpoint fires for; empty: every
-// key; for abortProcess the name of the crash point) and `delayMs` (a hang
-// failpoint sleeps that long instead of hanging while the failpoint is on).
+// key; for abortProcess the name of the crash point; for failIO the I/O
+// point, SITE.OP), `delayMs` (a hang failpoint sleeps that long instead of
+// hanging while the failpoint is on) and `error` (failIO: eio, the default,
+// enospc, or short: half the bytes written, then ENOSPC).
 //
 // Every failpoint counts the times it fired (`timesEntered`, as MongoDB);
 // waitForFailPoint blocks until that count reaches a value, so a test can
@@ -21,7 +23,7 @@
 // variable MVKV_FAILPOINTS, read by the first Engine::open of a process,
 // after its recovery, as entries separated by ';'):
 //   NAME off | alwaysOn | times N | skip N | activationProbability P
-//        [key=K] [delay_ms=N]
+//        [key=K] [delay_ms=N] [error=eio|enospc|short]
 // e.g. MVKV_FAILPOINTS='failOplogFsync times 1; hangBeforeCommit alwaysOn delay_ms=50'
 //
 // Thread safety: every function from any thread. A failpoint that is off
@@ -53,6 +55,7 @@ struct FailPointMode {
 struct FailPointData {
     std::string key;      // empty: every key (per-key failpoints)
     int64_t delayMs = 0;  // hang failpoints: sleep this long instead of hanging
+    std::string error;    // failIO: "eio" (also when empty), "enospc" or "short"
 };
 
 struct FailPointInfo {

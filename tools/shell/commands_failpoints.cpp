@@ -20,6 +20,7 @@ Json infoJson(const FailPointInfo& f) {
     j["mode"] = failPointModeText(f.mode);
     j["key"] = f.data.key;
     j["delayMs"] = f.data.delayMs;
+    j["error"] = f.data.error;
     j["timesEntered"] = f.timesEntered;
     j["description"] = f.description;
     return j;
@@ -50,11 +51,13 @@ Reply failpoint(Shell&, const Args& a) {
     r.fields["mode"] = failPointModeText(s.mode);
     r.fields["key"] = s.data.key;
     r.fields["delayMs"] = s.data.delayMs;
+    r.fields["error"] = s.data.error;
     r.fields["timesEntered"] = entered.value();
-    r.lines.push_back(fmt::format("failpoint {}: {}{}{} (fired {} times so far)", a[0].text,
+    r.lines.push_back(fmt::format("failpoint {}: {}{}{}{} (fired {} times so far)", a[0].text,
                                   failPointModeText(s.mode),
                                   s.data.key.empty() ? "" : " key=" + s.data.key,
                                   s.data.delayMs ? fmt::format(" delay_ms={}", s.data.delayMs) : "",
+                                  s.data.error.empty() ? "" : " error=" + s.data.error,
                                   entered.value()));
     return r;
 }
@@ -77,7 +80,7 @@ Reply failpoints(Shell&, const Args&) {
 
 void addFailPointCommands(CommandTable& t) {
     auto global = [&](CommandSpec spec) { t.add(std::move(spec)).usesSession = false; };
-    global({"failpoint", "failpoint NAME off|alwaysOn|times N|skip N|activationProbability P [key=K] [delay_ms=N]",
+    global({"failpoint", "failpoint NAME off|alwaysOn|times N|skip N|activationProbability P [key=K] [delay_ms=N] [error=eio|enospc|short]",
             "set a failpoint (MongoDB's configureFailPoint); `failpoints` lists them", 2, 5,
             failpoint});
     global({"failpoints", "failpoints", "every failpoint: mode, data, times fired, what it does",
