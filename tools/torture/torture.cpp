@@ -1,0 +1,654 @@
+// mvkv-torture: a seeded random mix of operations from several threads on a
+// durable engine, checked against a model while it runs and again after
+// every kill -9 and reopen (docs/reliability.md, "The torture test"; in the
+// spirit of WiredTiger's test/format).
+//
+// The parent process loops: it starts a child (this program with --child),
+// which opens the data directory and runs the workers, reading the child's
+// report of every operation (pending, acknowledged, not applied) from a
+// pipe; it kills the child with SIGKILL at a random moment, reopens the
+// directory itself and checks every key against what was acknowledged: an
+// acknowledged write is there, an operation in flight at the kill is there
+// whole or not at all (or key by key, for a removal of a range outside a
+// transaction, which is not atomic), nothing else changed.
+//
+// Each worker thread of the child owns one collection, so it knows exactly
+// what its keys held at each commit timestamp (tools/torture/model.h) and
+// checks every read: point reads, scans, transactions with and without a
+// read timestamp. A background thread moves stable and oldest, sweeps
+// history and takes checkpoints meanwhile.
+//
+// The seed fixes each worker's operations and the kill times; the threads'
+// interleaving is the machine's. --threads 1 replays a failure's operations
+// exactly.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mvkv/engine.h"
+#include "mvkv/session.h"
+#include "torture/model.h"
+
+namespace mvkv::torture {
+namespace {
+
+using Value = WorkerModel::Value;
+using Clock = std::chrono::steady_clock;
+
+std::string collectionOf(int worker) {
+    return fmt::format("torture.w{}", worker);
+}
+
+SyncMode syncMode = SyncMode::kFsync;  // --sync
+
+EngineOptions engineOptions(const std::string& dir) {
+    EngineOptions o;
+    o.path = dir;
+    o.syncMode = syncMode;
+    o.oplogCapBytes = 1 << 20;  // capped behind the checkpoints as it grows
+    o.checkpointInterval = std::chrono::milliseconds(0);     // the background thread's
+    o.historySweepInterval = std::chrono::milliseconds(0);
+    return o;
+}
+
+// ---------------------------------------------------------------- the child
+
+class Reporter {
+  public:
+    void line(const std::string& text) {
+        std::lock_guard lock(mutex_);
+        std::string l = text + "\n";
+        for (size_t done = 0; done < l.size();) {
+            ssize_t n = ::write(STDOUT_FILENO, l.data() + done, l.size() - done);
+            if (n <= 0)
+                std::_Exit(4);  // the parent is gone
+            done += size_t(n);
+        }
+    }
+
+  private:
+    std::mutex mutex_;
+};
+
+[[noreturn]] void childFail(Reporter& out, int worker, const std::string& what,
+                            const std::deque<std::string>& recent) {
+    std::string text = fmt::format("FAIL worker {}: {}", worker, what);
+    for (const std::string& r : recent)
+        text += " | " + r;
+    out.line(text);
+    std::_Exit(3);
+}
+
+std::string show(const Value& v) {
+    return v ? *v : "<absent>";
+}
+
+struct Shared {
+    Engine* engine = nullptr;
+    Reporter out;
+    std::atomic<bool> stop{false};
+    std::vector<std::atomic<Timestamp>> lastTs;  // each worker's newest commit
+    std::atomic<uint64_t> ops{0};
+    explicit Shared(int workers) : lastTs(workers) {}
+};
+
+class Worker {
+  public:
+    Worker(Shared& shared, int id, uint64_t seed)
+        : sh_(shared), id_(id), ns_(collectionOf(id)), rng_(seed) {}
+
+    void run() {
+        auto opened = sh_.engine->openSession();
+        if (!opened.ok())
+            fail("openSession: " + opened.status().toString());
+        s_ = std::move(opened).value();
+        s_->setPrepareConflictWait(true);
+        if (Status c = s_->createCollection(ns_); !c.ok() && c.code() != StatusCode::kNamespaceExists)
+            fail("create: " + c.toString());
+        std::vector<Value> values(kKeysPerWorker);
+        for (int k = 0; k < kKeysPerWorker; ++k)
+            values[k] = read(keyName(k));
+        model_.reset(values, 0);
+        minReadTs_ = sh_.engine->timestamps().clock + 1;
+        while (!sh_.stop.load()) {
+            step();
+            sh_.ops.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+  private:
+    [[noreturn]] void fail(const std::string& what) { childFail(sh_.out, id_, what, recent_); }
+
+    void note(const std::string& what) {
+        recent_.push_back(what);
+        if (recent_.size() > 20)
+            recent_.pop_front();
+    }
+
+    Value read(const std::string& key) {
+        std::string v;
+        Status st = s_->get(ns_, key, &v);
+        if (st.code() == StatusCode::kNotFound)
+            return std::nullopt;
+        if (!st.ok())
+            fail("get " + key + ": " + st.toString());
+        return v;
+    }
+
+    // Tells the parent what an operation will do before it commits.
+    void pending(bool atomic, const std::vector<std::pair<int, Value>>& effects) {
+        std::string l = fmt::format("P {} {} {} {}", id_, ++opId_, atomic ? 1 : 0, effects.size());
+        for (const auto& [k, v] : effects)
+            l += fmt::format(" {}={}", k, v ? *v : "~");
+        sh_.out.line(l);
+    }
+    void acknowledged(const std::vector<std::pair<int, Value>>& effects) {
+        const Timestamp ts = s_->lastCommitTimestamp();
+        for (const auto& [k, v] : effects)
+            model_.commit(k, ts, v);
+        sh_.lastTs[id_].store(ts);
+        sh_.out.line(fmt::format("A {} {}", id_, opId_));
+    }
+    void notApplied() { sh_.out.line(fmt::format("X {} {}", id_, opId_)); }
+
+    std::string newValue() { return fmt::format("v{}-{}-{}", id_, opId_ + 1, rng_() % 1000); }
+
+    void step() {
+        const int k = int(rng_() % kKeysPerWorker);
+        const std::string key = keyName(k);
+        const uint32_t dice = uint32_t(rng_() % 100);
+        if (dice < 30) {  // put / insert / update / remove, one key, implicit
+            const int kind = int(rng_() % 4);
+            Value v = kind == 3 ? Value{} : Value{newValue()};
+            static const char* const kNames[] = {"put", "insert", "update", "remove"};
+            note(fmt::format("{} {} {}", kNames[kind], key, show(v)));
+            pending(true, {{k, v}});
+            Status st;
+            switch (kind) {
+                case 0: st = s_->put(ns_, key, *v); break;
+                case 1: st = s_->insert(ns_, key, *v); break;
+                case 2: st = s_->update(ns_, key, *v); break;
+                default: st = s_->remove(ns_, key); break;
+            }
+            const bool exists = model_.now(k).has_value();
+            if (kind == 1 && exists) {
+                if (st.code() != StatusCode::kDuplicateKey)
+                    fail("insert of existing " + key + ": " + st.toString());
+                return notApplied();
+            }
+            if ((kind == 2 || kind == 3) && !exists) {
+                if (st.code() != StatusCode::kNotFound)
+                    fail("update/remove of absent " + key + ": " + st.toString());
+                return notApplied();
+            }
+            if (!st.ok())
+                fail("write " + key + ": " + st.toString());
+            return acknowledged({{k, v}});
+        }
+        if (dice < 50)
+            return transaction(false);
+        if (dice < 60)
+            return transaction(true);
+        if (dice < 70)
+            return scanAll();
+        if (dice < 80)
+            return readAtTimestamp();
+        if (dice < 85)
+            return rangeRemove();
+        if (dice < 86)
+            return dropAndCreate();
+        // Reads of one key, checked.
+        note("get " + key);
+        if (Value got = read(key); got != model_.now(k))
+            fail(fmt::format("get {} = {}, model {}", key, show(got), show(model_.now(k))));
+    }
+
+    void transaction(bool withReadTs) {
+        TxnOptions o;
+        if (withReadTs) {
+            o.readTs = pickReadTs();
+            if (o.readTs == kNoTimestamp)
+                return;
+            o.roundUpReadTs = true;
+        }
+        if (Status b = s_->begin(o); !b.ok())
+            fail("begin: " + b.toString());
+        const Timestamp at = withReadTs ? s_->readTimestamp() : kNoTimestamp;
+        std::vector<std::pair<int, Value>> effects;
+        for (int n = 1 + int(rng_() % 3); n > 0; --n) {
+            const int k = int(rng_() % kKeysPerWorker);
+            Value expect = withReadTs ? model_.at(k, at) : model_.now(k);
+            for (const auto& [ek, ev] : effects)
+                if (ek == k)
+                    expect = ev;
+            Value got = read(keyName(k));
+            note(fmt::format("txn(read_ts {}) get {} = {}", at, keyName(k), show(got)));
+            if (got != expect)
+                fail(fmt::format("txn read at {} of {} = {}, model {}", at, keyName(k), show(got),
+                                 show(expect)));
+            if (rng_() % 2) {
+                Value v = rng_() % 4 == 0 ? Value{} : Value{newValue()};
+                Status st = v ? s_->put(ns_, keyName(k), *v) : s_->remove(ns_, keyName(k));
+                if (st.code() == StatusCode::kWriteConflict) {
+                    s_->abort().ignore();
+                    return;  // a read timestamp behind this key's newest commit
+                }
+                if (!v && st.code() == StatusCode::kNotFound)
+                    continue;
+                if (!st.ok())
+                    fail("txn write: " + st.toString());
+                effects.emplace_back(k, v);
+            }
+        }
+        if (effects.empty()) {
+            s_->commit().status().ignore();
+            return;
+        }
+        pending(true, effects);
+        auto c = s_->commit();
+        if (c.status().code() == StatusCode::kWriteConflict) {
+            notApplied();
+            return;
+        }
+        if (!c.ok())
+            fail("commit: " + c.status().toString());
+        note(fmt::format("txn commit at {}", c.value()));
+        acknowledged(effects);
+    }
+
+    Timestamp pickReadTs() {
+        const Timestamp oldest = sh_.engine->timestamps().oldest;
+        const Timestamp low = std::max(oldest, minReadTs_);
+        const Timestamp high = sh_.lastTs[id_].load();
+        if (high < low)
+            return kNoTimestamp;
+        model_.prune(low);
+        return low + rng_() % (high - low + 1);
+    }
+
+    void readAtTimestamp() {
+        TxnOptions o;
+        o.readTs = pickReadTs();
+        if (o.readTs == kNoTimestamp)
+            return;
+        o.roundUpReadTs = true;
+        if (Status b = s_->begin(o); !b.ok())
+            fail("begin: " + b.toString());
+        const Timestamp at = s_->readTimestamp();
+        checkScan(at);
+        s_->commit().status().ignore();
+    }
+
+    void scanAll() { checkScan(kNoTimestamp); }
+
+    // Every key of the collection against the model (inside the running
+    // transaction's snapshot at `at`, or outside one: the newest).
+    void checkScan(Timestamp at) {
+        std::vector<Value> seen(kKeysPerWorker);
+        Status st = s_->scan(ns_, {}, [&](std::string_view key, std::string_view value) {
+            int k = std::atoi(std::string(key.substr(1)).c_str());
+            if (k >= 0 && k < kKeysPerWorker)
+                seen[k] = std::string(value);
+            return true;
+        });
+        if (!st.ok())
+            fail("scan: " + st.toString());
+        for (int k = 0; k < kKeysPerWorker; ++k) {
+            Value expect = at == kNoTimestamp ? model_.now(k) : model_.at(k, at);
+            if (seen[k] != expect)
+                fail(fmt::format("scan at {}: {} = {}, model {}", at, keyName(k), show(seen[k]),
+                                 show(expect)));
+        }
+        note(fmt::format("scan at {} ok", at));
+    }
+
+    void rangeRemove() {
+        const int a = int(rng_() % kKeysPerWorker), b = std::min(kKeysPerWorker - 1, a + 4);
+        const std::string from = keyName(a), to = keyName(b);
+        std::vector<std::pair<int, Value>> effects;
+        for (int k = a; k <= b; ++k)
+            if (model_.now(k))
+                effects.emplace_back(k, Value{});
+        const bool inTxn = rng_() % 2;
+        note(fmt::format("removeRange {}..{} {}", from, to, inTxn ? "in a transaction" : "alone"));
+        pending(inTxn, effects);
+        if (inTxn && !s_->begin().ok())
+            fail("begin");
+        auto removed = s_->removeRange(ns_, {from, to});
+        if (!removed.ok())
+            fail("removeRange: " + removed.status().toString());
+        if (removed.value() != effects.size())
+            fail(fmt::format("removeRange removed {}, model {}", removed.value(), effects.size()));
+        if (inTxn) {
+            auto c = s_->commit();
+            if (!c.ok())
+                fail("commit: " + c.status().toString());
+        }
+        // Outside a transaction each key was its own commit: the newest is
+        // the session's last; an older timestamp is not known, so reads
+        // at timestamps start after it.
+        acknowledged(effects);
+        if (!inTxn)
+            minReadTs_ = s_->lastCommitTimestamp() + 1;
+    }
+
+    void dropAndCreate() {
+        std::vector<std::pair<int, Value>> effects;
+        for (int k = 0; k < kKeysPerWorker; ++k)
+            effects.emplace_back(k, Value{});
+        note("drop and create");
+        pending(true, effects);
+        if (Status d = s_->dropCollection(ns_); !d.ok())
+            fail("drop: " + d.toString());
+        if (Status c = s_->createCollection(ns_); !c.ok())
+            fail("create: " + c.toString());
+        model_.reset(std::vector<Value>(kKeysPerWorker), 0);
+        minReadTs_ = sh_.engine->timestamps().clock + 1;
+        sh_.out.line(fmt::format("A {} {}", id_, opId_));
+    }
+
+    Shared& sh_;
+    const int id_;
+    const std::string ns_;
+    std::mt19937_64 rng_;
+    std::unique_ptr<Session> s_;
+    WorkerModel model_;
+    Timestamp minReadTs_ = 0;
+    uint64_t opId_ = 0;
+    std::deque<std::string> recent_;
+};
+
+int runChild(const std::string& dir, int threads, uint64_t seed, int runMs) {
+    auto opened = Engine::open(engineOptions(dir));
+    if (!opened.ok()) {
+        std::printf("FAIL open: %s\n", opened.status().toString().c_str());
+        return 3;
+    }
+    auto engine = std::move(opened).value();
+    Shared sh(threads);
+    sh.engine = engine.get();
+    std::vector<std::thread> workers;
+    std::vector<std::unique_ptr<Worker>> all;
+    for (int w = 0; w < threads; ++w) {
+        all.push_back(std::make_unique<Worker>(sh, w, seed * 1000003 + uint64_t(w)));
+        workers.emplace_back([&, w] { all[w]->run(); });
+    }
+    // Stable and oldest trail the slowest worker; sweeps and checkpoints.
+    std::mt19937_64 rng(seed);
+    const auto end = Clock::now() + std::chrono::milliseconds(runMs);
+    while (Clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 10));
+        Timestamp slowest = ~Timestamp{0};
+        for (auto& t : sh.lastTs)
+            slowest = std::min(slowest, t.load());
+        switch (rng() % 4) {
+            case 0:
+                if (slowest != ~Timestamp{0} && slowest > 50) {
+                    engine->setStableTimestamp(slowest - 20).ignore();
+                    engine->setOldestTimestamp(slowest - 50).ignore();
+                }
+                break;
+            case 1: engine->sweepHistory().ignore(); break;
+            default:
+                if (Status c = engine->checkpoint(); !c.ok() && c.code() != StatusCode::kBusy) {
+                    sh.out.line("FAIL checkpoint: " + c.toString());
+                    std::_Exit(3);
+                }
+        }
+    }
+    sh.stop = true;
+    for (auto& t : workers)
+        t.join();
+    sh.out.line(fmt::format("END {}", sh.ops.load()));
+    return 0;
+}
+
+// --------------------------------------------------------------- the parent
+
+struct Pending {
+    uint64_t op = 0;
+    bool atomic = true;
+    std::vector<std::pair<int, Value>> effects;
+};
+
+struct ParentWorker {
+    std::vector<Value> confirmed = std::vector<Value>(kKeysPerWorker);
+    std::optional<Pending> pending;
+    std::deque<std::string> log;  // the round's lines, for a failure's report
+};
+
+// Applies one line of the child's report to the parent's model.
+void absorb(const std::string& line, std::vector<ParentWorker>& model, uint64_t* acked) {
+    std::istringstream in(line);
+    char kind;
+    int w;
+    uint64_t op;
+    in >> kind >> w >> op;
+    if (w < 0 || w >= int(model.size()))
+        return;
+    ParentWorker& pw = model[w];
+    pw.log.push_back(line);
+    if (pw.log.size() > 30)
+        pw.log.pop_front();
+    if (kind == 'P') {
+        Pending p;
+        p.op = op;
+        int atomic;
+        size_t n;
+        in >> atomic >> n;
+        p.atomic = atomic != 0;
+        for (size_t i = 0; i < n; ++i) {
+            std::string kv;
+            in >> kv;
+            const auto eq = kv.find('=');
+            const int k = std::atoi(kv.substr(0, eq).c_str());
+            const std::string v = kv.substr(eq + 1);
+            p.effects.emplace_back(k, v == "~" ? Value{} : Value{v});
+        }
+        pw.pending = std::move(p);
+    } else if (kind == 'A' && pw.pending && pw.pending->op == op) {
+        for (const auto& [k, v] : pw.pending->effects)
+            pw.confirmed[k] = v;
+        pw.pending.reset();
+        ++*acked;
+    } else if (kind == 'X' && pw.pending && pw.pending->op == op) {
+        pw.pending.reset();
+    }
+}
+
+// Reopens `dir` and checks every worker's keys; "" when all is well.
+std::string verify(const std::string& dir, std::vector<ParentWorker>& model) {
+    auto opened = Engine::open(engineOptions(dir));
+    if (!opened.ok())
+        return "reopen failed: " + opened.status().toString();
+    auto engine = std::move(opened).value();
+    auto session = std::move(engine->openSession()).value();
+    for (size_t w = 0; w < model.size(); ++w) {
+        ParentWorker& pw = model[w];
+        std::vector<Value> got(kKeysPerWorker);
+        for (int k = 0; k < kKeysPerWorker; ++k) {
+            std::string v;
+            Status st = session->get(collectionOf(int(w)), keyName(k), &v);
+            if (st.ok())
+                got[k] = v;
+            else if (st.code() != StatusCode::kNotFound &&
+                     st.code() != StatusCode::kNamespaceNotFound)
+                return fmt::format("worker {}: get {}: {}", w, keyName(k), st.toString());
+        }
+        std::vector<Value> applied = pw.confirmed;
+        if (pw.pending)
+            for (const auto& [k, v] : pw.pending->effects)
+                applied[k] = v;
+        bool sameAsBefore = true, sameAsAfter = true;
+        for (int k = 0; k < kKeysPerWorker; ++k) {
+            sameAsBefore &= got[k] == pw.confirmed[k];
+            sameAsAfter &= got[k] == applied[k];
+            if (got[k] != pw.confirmed[k] && got[k] != applied[k])
+                return fmt::format("worker {}: {} = {} after the reopen; acknowledged {}, in "
+                                   "flight {}",
+                                   w, keyName(k), show(got[k]), show(pw.confirmed[k]),
+                                   show(applied[k]));
+        }
+        if (pw.pending && pw.pending->atomic && !sameAsBefore && !sameAsAfter)
+            return fmt::format("worker {}: operation {} in flight came back in part", w,
+                               pw.pending->op);
+        pw.confirmed = got;
+        pw.pending.reset();
+        pw.log.clear();
+    }
+    return "";
+}
+
+int runParent(const std::string& self, const std::string& dir, int threads, uint64_t seed,
+              int seconds, int killMinMs, int killMaxMs) {
+    std::filesystem::create_directories(dir);
+    std::vector<ParentWorker> model(threads);
+    std::mt19937_64 rng(seed);
+    const auto end = Clock::now() + std::chrono::seconds(seconds);
+    uint64_t rounds = 0, kills = 0, acked = 0;
+    std::fprintf(stderr, "torture: seed %llu, %d threads, %d s, data in %s\n",
+                 static_cast<unsigned long long>(seed), threads, seconds, dir.c_str());
+    while (Clock::now() < end) {
+        ++rounds;
+        const uint64_t roundSeed = seed * 7919 + rounds;
+        const int killAfter = killMinMs + int(rng() % uint64_t(killMaxMs - killMinMs + 1));
+        int fds[2];
+        if (::pipe(fds) != 0)
+            return 2;
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            ::dup2(fds[1], STDOUT_FILENO);
+            ::close(fds[0]);
+            ::close(fds[1]);
+            const std::string t = std::to_string(threads), s = std::to_string(roundSeed),
+                              ms = std::to_string(killMaxMs * 2);
+            const char* sync = syncMode == SyncMode::kNone    ? "none"
+                               : syncMode == SyncMode::kWrite ? "write"
+                                                              : "fsync";
+            ::execl(self.c_str(), self.c_str(), "--child", "--dir", dir.c_str(), "--threads",
+                    t.c_str(), "--seed", s.c_str(), "--run-ms", ms.c_str(), "--sync", sync,
+                    nullptr);
+            std::_Exit(127);
+        }
+        ::close(fds[1]);
+        const auto killAt = Clock::now() + std::chrono::milliseconds(killAfter);
+        std::string buffer, failure;
+        bool killed = false, ended = false;
+        char chunk[65536];
+        ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+        while (true) {
+            ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+            if (n > 0) {
+                buffer.append(chunk, size_t(n));
+                size_t nl;
+                while ((nl = buffer.find('\n')) != std::string::npos) {
+                    std::string line = buffer.substr(0, nl);
+                    buffer.erase(0, nl + 1);
+                    if (line.rfind("FAIL", 0) == 0)
+                        failure = line;
+                    else if (line.rfind("END", 0) == 0)
+                        ended = true;
+                    else
+                        absorb(line, model, &acked);
+                }
+                continue;
+            }
+            if (n == 0)
+                break;  // the child is gone
+            if (!killed && Clock::now() >= killAt) {
+                ::kill(pid, SIGKILL);
+                killed = true;
+                ++kills;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        ::close(fds[0]);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        if (failure.empty() && !killed && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            failure = fmt::format("the child died: status {}", status);
+        (void)ended;
+        if (failure.empty())
+            failure = verify(dir, model);
+        if (!failure.empty()) {
+            std::fprintf(stderr, "torture FAILED (seed %llu, round %llu, round seed %llu): %s\n",
+                         static_cast<unsigned long long>(seed),
+                         static_cast<unsigned long long>(rounds),
+                         static_cast<unsigned long long>(roundSeed), failure.c_str());
+            for (size_t w = 0; w < model.size(); ++w)
+                for (const std::string& l : model[w].log)
+                    std::fprintf(stderr, "  worker %zu: %s\n", w, l.c_str());
+            std::fprintf(stderr, "replay: mvkv-torture --seed %llu --threads %d (data kept in %s)\n",
+                         static_cast<unsigned long long>(seed), threads, dir.c_str());
+            return 1;
+        }
+    }
+    std::fprintf(stderr,
+                 "torture: %llu rounds, %llu kills, %llu acknowledged operations checked, 0 "
+                 "failures\n",
+                 static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(kills),
+                 static_cast<unsigned long long>(acked));
+    return 0;
+}
+
+}  // namespace
+}  // namespace mvkv::torture
+
+int main(int argc, char** argv) {
+    CLI::App app{"mvkv-torture: random operations from several threads, kill -9 and reopen, "
+                 "checked against a model (docs/reliability.md)"};
+    std::string dir;
+    int threads = 4, seconds = 60, runMs = 0, killMinMs = 100, killMaxMs = 1500;
+    uint64_t seed = std::random_device{}();
+    bool child = false;
+    std::string sync = "fsync";
+    app.add_option("--dir", dir, "data directory (made empty first; default: a new temp dir)");
+    app.add_option("--threads", threads, "worker threads")->check(CLI::Range(1, 64));
+    app.add_option("--seconds", seconds, "how long to run")->check(CLI::Range(1, 86400));
+    app.add_option("--seed", seed, "the seed (printed; give it again to replay)");
+    app.add_option("--kill-min-ms", killMinMs, "earliest kill after a start")->check(CLI::Range(1, 600000));
+    app.add_option("--kill-max-ms", killMaxMs, "latest kill after a start")->check(CLI::Range(1, 600000));
+    app.add_option("--sync", sync, "commit sync mode: fsync (default), write, or none (which loses "
+                   "acknowledged writes at a kill: the check then fails, as it should)")
+        ->check(CLI::IsMember({"none", "write", "fsync"}));
+    app.add_flag("--child", child, "internal: run the workers (the parent starts it)");
+    app.add_option("--run-ms", runMs, "internal: the child's run time");
+    CLI11_PARSE(app, argc, argv);
+    mvkv::torture::syncMode = sync == "none"    ? mvkv::SyncMode::kNone
+                              : sync == "write" ? mvkv::SyncMode::kWrite
+                                                : mvkv::SyncMode::kFsync;
+    if (child)
+        return mvkv::torture::runChild(dir, threads, seed, runMs);
+    if (killMaxMs < killMinMs)
+        killMaxMs = killMinMs;
+    if (dir.empty()) {
+        char tmpl[] = "/tmp/mvkv-torture-XXXXXX";
+        if (!::mkdtemp(tmpl))
+            return 2;
+        dir = tmpl;
+    } else {
+        std::filesystem::remove_all(dir);
+    }
+    std::string self = std::filesystem::canonical("/proc/self/exe").string();
+    int rc = mvkv::torture::runParent(self, dir, threads, seed, seconds, killMinMs, killMaxMs);
+    if (rc == 0)
+        std::filesystem::remove_all(dir);
+    return rc;
+}
