@@ -17,7 +17,7 @@ struct HistorySweeper::GraceMarker {
     std::shared_ptr<std::atomic<bool>> pending;
     mvcc::TxnId floor;
     std::shared_ptr<std::atomic<mvcc::Timestamp>> readPointTarget;
-    mvcc::Timestamp readPoint;  // read before floor: a later snapshot's is at least this
+    mvcc::Timestamp readPoint;  // with floor: a later snapshot's is at least this
 
     // Freed by the EpochManager once every pin older than the marker has
     // ended: the floor now covers every unregistered reader still running.
@@ -27,10 +27,11 @@ struct HistorySweeper::GraceMarker {
         while (seen < m->floor &&
                !m->target->compare_exchange_weak(seen, m->floor, std::memory_order_release)) {
         }
-        mvcc::Timestamp rp = m->readPointTarget->load(std::memory_order_relaxed);
-        while (rp < m->readPoint && !m->readPointTarget->compare_exchange_weak(
-                                        rp, m->readPoint, std::memory_order_release)) {
-        }
+        // Stored as it is, not raised: markers pass one at a time, in
+        // order, and the read point of one taken before the engine ordered
+        // its commits (recovery's replay) is "no bound", which a later,
+        // real one must replace.
+        m->readPointTarget->store(m->readPoint, std::memory_order_release);
         m->pending->store(false, std::memory_order_release);
         delete m;
     }
@@ -89,10 +90,11 @@ mvcc::Horizon HistorySweeper::refreshHorizon(bool reclaimNow) {
     if (reclaimNow)
         epochs_.reclaim();  // lets an older marker pass first
     if (!markerPending_->exchange(true, std::memory_order_acq_rel)) {
-        // The read point never moves back: an unregistered snapshot taken
-        // after this has one at least as new.
-        const mvcc::Timestamp readPoint = txns_.readPoint();
-        mvcc::TxnId floor = txns_.snapshotFloorNow();
+        // Read from the same copy of the running table as the floor: an
+        // unregistered snapshot taken after this has a read point at least
+        // as new (it never moves back).
+        mvcc::Timestamp readPoint = 0;
+        mvcc::TxnId floor = txns_.snapshotFloorNow(&readPoint);
         epochs_.retire(
             new GraceMarker{graceFloor_, markerPending_, floor, graceReadPoint_, readPoint},
             &GraceMarker::passed);

@@ -898,9 +898,11 @@ Timestamp TransactionManager::oldestReaderLocked(const Transaction** who) const 
     return oldest;
 }
 
-TxnId TransactionManager::snapshotFloorNow() const {
+TxnId TransactionManager::snapshotFloorNow(Timestamp* readPoint) const {
     TxnId floor = kNoTxnId;
     readRunning([&](const RunningTable& table) {
+        if (readPoint)
+            *readPoint = table.readPoint.load(std::memory_order_acquire);
         floor = table.count.load(std::memory_order_acquire) == 0
                     ? table.snapMax.load(std::memory_order_acquire)
                     : table.ids[0].load(std::memory_order_acquire);

@@ -230,8 +230,9 @@ class TransactionManager {
     Horizon horizon(TxnId unregisteredFloor,
                     Timestamp unregisteredReadPoint = kMaxTimestamp) const;
     /// The snapMin a snapshot taken now would get: no running snapshot
-    /// taken from now on has a smaller one.
-    TxnId snapshotFloorNow() const;
+    /// taken from now on has a smaller one. With `readPoint`: the read point
+    /// from the same copy of the running table.
+    TxnId snapshotFloorNow(Timestamp* readPoint = nullptr) const;
     /// The transaction with the smallest read timestamp among the running
     /// ones (the reader that pins history): its owner tag, read ts and age.
     struct PinningReader {

@@ -102,6 +102,10 @@ Status LogWriter::writeChunks(std::vector<Chunk>& chunks, bool sync) {
     Status s = writeChunksOnce(chunks, sync, startSegment);
     if (!s.ok() && startOffset >= 0)
         return Status(s.code(), s.message() + cutFailedBatch(startSegment, startOffset));
+    if (!s.ok())
+        return Status(s.code(), s.message() +
+                                    "; the failed batch's records were not acknowledged, but they "
+                                    "may come back after a restart (its start was not known)");
     return s;
 }
 
@@ -137,24 +141,31 @@ std::string LogWriter::cutFailedBatch(uint64_t startSegment, off_t startOffset) 
     // error and never writes again, so the file it holds does not matter
     // after this; the cut's own sync is not a retry of a failed one (it
     // makes a truncation durable, not the lost pages).
+    // The segments the batch created go first, durably: a later segment
+    // left behind a shortened one would read as a log whose middle is
+    // missing (a refused open), worse than records that come back.
     std::string failed;
     for (uint64_t n = startSegment + 1; n <= fdSegment_ && n > startSegment; ++n) {
         const std::string path = options_.dir + "/" + segmentFileName(n);
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
             failed += fmt::format("; could not remove {}: {}", path, std::strerror(errno));
     }
-    if (fdSegment_ != startSegment) {
-        if (fd_ >= 0)
-            ::close(fd_);
-        fd_ = ::open((options_.dir + "/" + segmentFileName(startSegment)).c_str(),
-                     O_WRONLY | O_CLOEXEC);
-        fdSegment_ = startSegment;
+    if (fdSegment_ != startSegment && failed.empty()) {
+        if (Status d = syncDirectory(options_.dir, "logCut"); !d.ok())
+            failed += "; " + d.message();
     }
     const std::string path = options_.dir + "/" + segmentFileName(startSegment);
-    if (fd_ < 0 || ::ftruncate(fd_, startOffset) != 0 || ::fdatasync(fd_) != 0)
-        failed += fmt::format("; could not cut {} back to {} bytes: {}", path,
-                              static_cast<int64_t>(startOffset), std::strerror(errno));
-    syncDirectory(options_.dir, "logCut").ignore();
+    if (failed.empty()) {
+        if (fdSegment_ != startSegment || fd_ < 0) {
+            if (fd_ >= 0)
+                ::close(fd_);
+            fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+            fdSegment_ = startSegment;
+        }
+        if (fd_ < 0 || ::ftruncate(fd_, startOffset) != 0 || ::fdatasync(fd_) != 0)
+            failed += fmt::format("; could not cut {} back to {} bytes: {}", path,
+                                  static_cast<int64_t>(startOffset), std::strerror(errno));
+    }
     if (!failed.empty())
         return "; the failed batch's records were not acknowledged, but they may come back after "
                "a restart" + failed;

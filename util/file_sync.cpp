@@ -42,8 +42,15 @@ Status writeFully(int fd, std::string_view bytes, std::string_view site, std::st
     if (auto fault = ioFault(site, "write")) {
         if (fault->shortWrite && left > 1) {
             // Half of it reaches the file, as when the disk fills mid-write.
-            if (Status s = writeFully(fd, bytes.substr(0, left / 2), {}, what, path); !s.ok())
-                return s;
+            for (size_t half = left / 2; half > 0;) {
+                ssize_t n = ::write(fd, p, half);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    break;
+                p += n;
+                half -= static_cast<size_t>(n);
+            }
         }
         forced(*fault);
         return ioError(fmt::format("{} (forced by failpoint failIO {}.write{})", what, site,

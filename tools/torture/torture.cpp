@@ -134,7 +134,13 @@ class Worker {
     }
 
   private:
-    [[noreturn]] void fail(const std::string& what) { childFail(sh_.out, id_, what, recent_); }
+    [[noreturn]] void fail(const std::string& what) {
+        const Timestamps t = sh_.engine->timestamps();
+        childFail(sh_.out, id_,
+                  fmt::format("{} (reads checked from {}; clock {}, oldest {}, stable {})", what,
+                              minReadTs_, t.clock, t.oldest, t.stable),
+                  recent_);
+    }
 
     void note(const std::string& what) {
         recent_.push_back(what);
@@ -345,8 +351,8 @@ class Worker {
         // the session's last; an older timestamp is not known, so reads
         // at timestamps start after it.
         acknowledged(effects);
-        if (!inTxn)
-            minReadTs_ = s_->lastCommitTimestamp() + 1;
+        if (!inTxn && !effects.empty())
+            minReadTs_ = std::max(minReadTs_, s_->lastCommitTimestamp() + 1);
     }
 
     void dropAndCreate() {
