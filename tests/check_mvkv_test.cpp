@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -53,6 +54,50 @@ void waitUntil(Done done) {
     }
 }
 
+// What threads of runListAppendThreads share: the history, the newest
+// commit timestamp seen, the commits.
+struct ThreadedRun {
+    mvkv::check::HistoryRecorder recorder;
+    std::atomic<int64_t> nextValue{1};
+    std::atomic<uint64_t> newest{0}, committed{0};
+};
+
+// Four threads of `perThread` random list-append transactions over 6 keys,
+// each begun with options(rng, newest commit seen); a write conflict is a
+// failed transaction, any other error fails the test.
+void runListAppendThreads(
+    mvkv::Engine& engine, uint64_t seed, int perThread, ThreadedRun& run,
+    const std::function<mvkv::TxnOptions(std::mt19937_64&, uint64_t)>& chooseOptions) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937_64 rng(seed + uint64_t(t));
+            auto session = openSession(engine);
+            for (int i = 0; i < perThread; ++i) {
+                std::vector<MicroOp> ops;
+                for (int n = 1 + int(rng() % 4); n > 0; --n) {
+                    int64_t key = int64_t(rng() % 6);
+                    if (rng() % 2)
+                        ops.push_back(MicroOp::readList(key));
+                    else
+                        ops.push_back(MicroOp::append(key, run.nextValue.fetch_add(1)));
+                }
+                const mvkv::TxnOptions options = chooseOptions(rng, run.newest.load());
+                mvkv::Status s = mvkv::bench::runListAppendTxn(*session, kNs, run.recorder, t,
+                                                                std::move(ops), options);
+                if (s.code() == mvkv::StatusCode::kWriteConflict)
+                    continue;
+                REQUIRE_MESSAGE(s.ok(), s.toString());
+                ++run.committed;
+                uint64_t ts = session->lastCommitTimestamp(), seen = run.newest.load();
+                while (ts > seen && !run.newest.compare_exchange_weak(seen, ts)) {
+                }
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+}
+
 std::string forbiddenText(const mvkv::StatusWith<mvkv::check::CheckReport>& outcome) {
     REQUIRE_MESSAGE(outcome.ok(), outcome.status().toString());
     return outcome.value().toText();
@@ -64,9 +109,8 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
     const uint64_t seed = std::random_device{}();
     MESSAGE("seed " << seed);
     auto engine = openEngine();
-    mvkv::check::HistoryRecorder recorder;
-    std::atomic<int64_t> nextValue{1};
-    std::atomic<uint64_t> newest{0}, committed{0};
+    ThreadedRun run;
+    std::atomic<uint64_t>& newest = run.newest;
     std::atomic<bool> done{false};
     // Sweeps while the transactions run (oldest trails the newest commit).
     std::thread sweeper([&] {
@@ -78,47 +122,22 @@ TEST_CASE("mvkv from 4 threads through the recorder: no forbidden anomaly") {
             std::this_thread::yield();
         }
     });
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-            std::mt19937_64 rng(seed + uint64_t(t));
-            auto session = openSession(*engine);
-            for (int i = 0; i < 500; ++i) {
-                std::vector<MicroOp> ops;
-                for (int n = 1 + int(rng() % 4); n > 0; --n) {
-                    int64_t key = int64_t(rng() % 6);
-                    if (rng() % 2)
-                        ops.push_back(MicroOp::readList(key));
-                    else
-                        ops.push_back(MicroOp::append(key, nextValue.fetch_add(1)));
-                }
-                mvkv::TxnOptions options;
-                uint64_t n = newest.load();
-                if (rng() % 4 == 0 && n > 10) {
-                    options.readTs = n - rng() % 10;
-                    options.roundUpReadTs = true;
-                }
-                mvkv::Status s = mvkv::bench::runListAppendTxn(*session, kNs, recorder, t,
-                                                                std::move(ops), options);
-                if (s.code() == mvkv::StatusCode::kWriteConflict)
-                    continue;
-                REQUIRE_MESSAGE(s.ok(), s.toString());
-                ++committed;
-                uint64_t ts = session->lastCommitTimestamp(), seen = newest.load();
-                while (ts > seen && !newest.compare_exchange_weak(seen, ts)) {
-                }
-            }
-        });
-    for (auto& th : threads)
-        th.join();
+    runListAppendThreads(*engine, seed, 500, run, [](std::mt19937_64& rng, uint64_t n) {
+        mvkv::TxnOptions options;
+        if (rng() % 4 == 0 && n > 10) {
+            options.readTs = n - rng() % 10;
+            options.roundUpReadTs = true;
+        }
+        return options;
+    });
     done = true;
     sweeper.join();
-    auto outcome = mvkv::check::checkHistory(recorder.text(),
+    auto outcome = mvkv::check::checkHistory(run.recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
     CHECK(outcome.value().transactions == 2000);
-    CHECK(outcome.value().committed == committed.load());
-    CHECK(committed.load() > 600);
+    CHECK(outcome.value().committed == run.committed.load());
+    CHECK(run.committed.load() > 600);
     CHECK(outcome.value().valid());
 }
 
@@ -266,9 +285,8 @@ TEST_CASE("a durable engine from 4 threads, readers with and without read timest
     REQUIRE_MESSAGE(opened.ok(), opened.status().toString());
     auto engine = std::move(opened).value();
     REQUIRE(openSession(*engine)->createCollection(kNs).ok());
-    mvkv::check::HistoryRecorder recorder;
-    std::atomic<int64_t> nextValue{1};
-    std::atomic<uint64_t> newest{0}, committed{0};
+    ThreadedRun run;
+    std::atomic<uint64_t>& newest = run.newest;
     std::atomic<bool> done{false};
     // Stable and oldest trail the newest commit; sweeps and checkpoints run
     // while the transactions do.
@@ -285,58 +303,33 @@ TEST_CASE("a durable engine from 4 threads, readers with and without read timest
             std::this_thread::yield();
         }
     });
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-            std::mt19937_64 rng(seed + uint64_t(t));
-            auto session = openSession(*engine);
-            for (int i = 0; i < 400; ++i) {
-                std::vector<MicroOp> ops;
-                for (int n = 1 + int(rng() % 4); n > 0; --n) {
-                    int64_t key = int64_t(rng() % 6);
-                    if (rng() % 2)
-                        ops.push_back(MicroOp::readList(key));
-                    else
-                        ops.push_back(MicroOp::append(key, nextValue.fetch_add(1)));
+    runListAppendThreads(*engine, seed, 400, run, [](std::mt19937_64& rng, uint64_t n) {
+        mvkv::TxnOptions txn;
+        switch (rng() % 3) {
+            case 0:  // untimestamped: at the read point
+                break;
+            case 1:  // a little in the past (rounded up past oldest)
+                if (n > 10) {
+                    txn.readTs = n - rng() % 10;
+                    txn.roundUpReadTs = true;
                 }
-                mvkv::TxnOptions txnOptions;
-                const uint64_t n = newest.load();
-                switch (rng() % 3) {
-                    case 0:  // untimestamped: at the read point
-                        break;
-                    case 1:  // a little in the past (rounded up past oldest)
-                        if (n > 10) {
-                            txnOptions.readTs = n - rng() % 10;
-                            txnOptions.roundUpReadTs = true;
-                        }
-                        break;
-                    default:  // the newest commit seen: often above the read point
-                        if (n > 0) {
-                            txnOptions.readTs = n;
-                            txnOptions.roundUpReadTs = true;
-                        }
-                        break;
+                break;
+            default:  // the newest commit seen: often above the read point
+                if (n > 0) {
+                    txn.readTs = n;
+                    txn.roundUpReadTs = true;
                 }
-                mvkv::Status s = mvkv::bench::runListAppendTxn(*session, kNs, recorder, t,
-                                                                std::move(ops), txnOptions);
-                if (s.code() == mvkv::StatusCode::kWriteConflict)
-                    continue;
-                REQUIRE_MESSAGE(s.ok(), s.toString());
-                ++committed;
-                uint64_t ts = session->lastCommitTimestamp(), seen = newest.load();
-                while (ts > seen && !newest.compare_exchange_weak(seen, ts)) {
-                }
-            }
-        });
-    for (auto& th : threads)
-        th.join();
+                break;
+        }
+        return txn;
+    });
     done = true;
     background.join();
-    auto outcome = mvkv::check::checkHistory(recorder.text(),
+    auto outcome = mvkv::check::checkHistory(run.recorder.text(),
                                              mvkv::check::Model::kSnapshotIsolation);
     INFO(forbiddenText(outcome));
     CHECK(outcome.value().transactions == 1600);
-    CHECK(outcome.value().committed == committed.load());
-    CHECK(committed.load() > 400);
+    CHECK(outcome.value().committed == run.committed.load());
+    CHECK(run.committed.load() > 400);
     CHECK(outcome.value().valid());
 }

@@ -13,6 +13,7 @@
 
 #include "mvkv/failpoint.h"
 #include "tests/engine_test_util.h"
+#include "tests/failpoints_off.h"
 #include "tests/temp_dir.h"
 
 using namespace mvkv;
@@ -24,12 +25,7 @@ namespace {
 
 constexpr std::string_view kNs = "t.io";
 
-struct AllOff {
-    ~AllOff() {
-        for (const FailPointInfo& f : listFailPoints())
-            configureFailPoint(f.name, FailPointMode{}).status().ignore();
-    }
-};
+using mvkv::testing::AllOff;
 
 uint64_t timesEntered(std::string_view name) {
     for (const FailPointInfo& f : listFailPoints())

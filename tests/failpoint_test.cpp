@@ -18,6 +18,7 @@
 #include "failpoint/failpoints.h"
 #include "mvkv/failpoint.h"
 #include "tests/engine_test_util.h"
+#include "tests/failpoints_off.h"
 #include "tests/temp_dir.h"
 
 using namespace mvkv;
@@ -28,13 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Failpoints are process-wide: every test leaves all of them off.
-struct AllOff {
-    ~AllOff() {
-        for (const FailPointInfo& f : listFailPoints())
-            configureFailPoint(f.name, FailPointMode{}).status().ignore();
-    }
-};
+using mvkv::testing::AllOff;
 
 FailPointInfo infoOf(std::string_view name) {
     for (const FailPointInfo& f : listFailPoints())

@@ -63,11 +63,10 @@ class WorkerModel {
     }
     /// Restarts the model from a recovered state: each key's value with no
     /// timestamped history (reads at older timestamps are not checked).
-    void reset(const std::vector<Value>& values, Timestamp ts) {
+    void reset(const std::vector<Value>& values) {
         for (int k = 0; k < kKeysPerWorker; ++k) {
             versions_[k].clear();
             floor_[k] = values[k];
-            (void)ts;
         }
     }
 

@@ -125,7 +125,7 @@ class Worker {
         std::vector<Value> values(kKeysPerWorker);
         for (int k = 0; k < kKeysPerWorker; ++k)
             values[k] = read(keyName(k));
-        model_.reset(values, 0);
+        model_.reset(values);
         minReadTs_ = sh_.engine->timestamps().clock + 1;
         while (!sh_.stop.load()) {
             step();
@@ -226,17 +226,27 @@ class Worker {
             fail(fmt::format("get {} = {}, model {}", key, show(got), show(model_.now(k))));
     }
 
-    void transaction(bool withReadTs) {
+    // Begins a transaction, at a past read timestamp of this worker's when
+    // asked; false when there is none to read at yet. *at: the read
+    // timestamp (kNoTimestamp without one).
+    bool beginTxn(bool withReadTs, Timestamp* at) {
         TxnOptions o;
         if (withReadTs) {
             o.readTs = pickReadTs();
             if (o.readTs == kNoTimestamp)
-                return;
+                return false;
             o.roundUpReadTs = true;
         }
         if (Status b = s_->begin(o); !b.ok())
             fail("begin: " + b.toString());
-        const Timestamp at = withReadTs ? s_->readTimestamp() : kNoTimestamp;
+        *at = withReadTs ? s_->readTimestamp() : kNoTimestamp;
+        return true;
+    }
+
+    void transaction(bool withReadTs) {
+        Timestamp at;
+        if (!beginTxn(withReadTs, &at))
+            return;
         std::vector<std::pair<int, Value>> effects;
         for (int n = 1 + int(rng_() % 3); n > 0; --n) {
             const int k = int(rng_() % kKeysPerWorker);
@@ -290,14 +300,9 @@ class Worker {
     }
 
     void readAtTimestamp() {
-        TxnOptions o;
-        o.readTs = pickReadTs();
-        if (o.readTs == kNoTimestamp)
+        Timestamp at;
+        if (!beginTxn(true, &at))
             return;
-        o.roundUpReadTs = true;
-        if (Status b = s_->begin(o); !b.ok())
-            fail("begin: " + b.toString());
-        const Timestamp at = s_->readTimestamp();
         checkScan(at);
         s_->commit().status().ignore();
     }
@@ -365,7 +370,7 @@ class Worker {
             fail("drop: " + d.toString());
         if (Status c = s_->createCollection(ns_); !c.ok())
             fail("create: " + c.toString());
-        model_.reset(std::vector<Value>(kKeysPerWorker), 0);
+        model_.reset(std::vector<Value>(kKeysPerWorker));
         minReadTs_ = sh_.engine->timestamps().clock + 1;
         sh_.out.line(fmt::format("A {} {}", id_, opId_));
     }
