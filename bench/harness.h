@@ -236,11 +236,15 @@ T mustValue(StatusWith<T>&& result, std::string_view what) {
 
 // ---- Glue between the harness and the workload API ----
 
-/// The limits --duration and --ops ask for.
+/// The limits --duration and --ops ask for. With --ops N the warm-up is at
+/// most N ops too: a short fixed run (the test suite's) should not spend its
+/// time on 1,000 warm-up fsyncs per thread.
 inline RunLimits limitsFor(const BenchConfig& config) {
     RunLimits limits;
     limits.seconds = config.durationSeconds;
     limits.opsPerThread = config.opsPerThread;
+    if (limits.opsPerThread > 0)
+        limits.warmupOps = std::min(limits.warmupOps, limits.opsPerThread);
     return limits;
 }
 
