@@ -266,15 +266,19 @@ Status Checkpointer::checkpoint() {
             if (!cursor.ok())
                 return fail(cursor.status());
             Cursor& c = *cursor.value();
-            for (Status s = c.first(); c.valid(); s = c.next()) {
-                if (!s.ok())
-                    return fail(s);
+            Status s = c.first();
+            for (; s.ok() && c.valid(); s = c.next()) {
                 // A capped collection's entries keep their timestamps: its order.
                 // Stored values: a TTL collection's keep their times.
                 if (Status a = writer.value()->add(i, c.key(), c.storedValue(), c.timestamp());
                     !a.ok())
                     return fail(a);
             }
+            // A step that fails leaves the cursor invalid: the error, not the
+            // end of the collection (a checkpoint missing the rest of it
+            // would lose those keys once the log behind it is capped).
+            if (!s.ok())
+                return fail(s);
         }
         session->commit().ignore();
     }

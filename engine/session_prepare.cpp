@@ -10,6 +10,7 @@
 #include "engine/op_scope.h"
 #include "engine/session.h"
 #include "engine/write_entries.h"
+#include "failpoint/failpoints.h"
 #include "lockmgr/raii_locks.h"
 #include "util/printable.h"
 
@@ -96,6 +97,10 @@ Status Session::commitPreparedTxn(mvcc::Timestamp commitTs, mvcc::Timestamp dura
             engine_.txns_.cancelCommitPrepared(txn_);
             return Status(s.code(), commitRecordError(s));
         }
+        if (failpoint::hangAfterOplogAppend.armed() && clientOp())
+            failpoint::hangAfterOplogAppend.pauseIfFires();
+        if (failpoint::abortProcess.armed() && clientOp())
+            failpoint::crashPoint("afterOplogAppend");
         engine_.oplog_->publishVisible(engine_.txns_.completeCommit(txn_));
     } else if (engine_.logging_) {
         // Nothing to log, but a prepared transaction held all_durable below

@@ -603,7 +603,9 @@ Status TransactionManager::prepareCommitPrepared(Transaction& txn, Timestamp com
     // commitTs >= prepareTs > every checkpoint timestamp chosen since the
     // prepare (all_durable was held below prepareTs), and oplog readers
     // have not read past prepareTs: no other rule applies (WiredTiger
-    // checks a prepared commit against its prepare timestamp only).
+    // checks a prepared commit against its prepare timestamp only). Until
+    // completeCommit its versions are still prepared, so all_durable stays
+    // below prepareTs, not commitTs (heldTimestamp).
     clock_ = std::max({clock_, commitTs, durableTs});
     txn.commitTs_ = commitTs;
     txn.durableTs_ = durableTs;
@@ -744,7 +746,7 @@ TimestampPin TransactionManager::chooseCheckpointTimestamp() {
         // Nothing committed since oldest moved: reading at oldest reads the
         // same, unless a running transaction holds a timestamp at or below it.
         for (const Transaction* t = activeHead_; t; t = t->nextActive_)
-            if (t->commitTs_ != kNoTimestamp && t->commitTs_ <= oldest_)
+            if (t->commitTs_ != kNoTimestamp && heldTimestamp(*t) <= oldest_)
                 return TimestampPin();
         ts = oldest_;
     }
@@ -881,7 +883,7 @@ Timestamp TransactionManager::allDurableLocked() const {
     Timestamp result = maxCommitted_;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_) {
         if (t->commitTs_ != kNoTimestamp)
-            result = std::min(result, t->commitTs_ - 1);
+            result = std::min(result, heldTimestamp(*t) - 1);
     }
     return result;
 }

@@ -331,6 +331,14 @@ class TransactionManager {
     /// `held`: the timestamp the transaction already holds (exempt from the
     /// ordered-commit rule).
     Status checkCommitTsLocked(Timestamp ts, Timestamp held) const;
+    /// The timestamp a transaction with a commit timestamp holds all_durable
+    /// below: its prepare timestamp while it has one (its versions stay
+    /// prepared until completeCommit, even once its commit timestamp is
+    /// fixed: a read at or after the prepare timestamp would conflict), else
+    /// its commit timestamp.
+    static Timestamp heldTimestamp(const Transaction& t) {
+        return t.prepareTs_ != kNoTimestamp ? t.prepareTs_ : t.commitTs_;
+    }
     Timestamp allDurableLocked() const;
     Timestamp readPointLocked() const;
     /// A transaction other than the caller's, not prepared, is committing

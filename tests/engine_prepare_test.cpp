@@ -19,6 +19,7 @@
 #include "mvkv/failpoint.h"
 #include "tests/data_dir_copy.h"
 #include "tests/engine_test_util.h"
+#include "tests/failpoints_off.h"
 #include "tests/temp_dir.h"
 #include "tests/test_seed.h"
 
@@ -912,4 +913,95 @@ TEST_CASE(
     p->setLockTimeout(std::nullopt);
     mustOk(p->commit(25, 25));
     CHECK(readAt(*e, "k", 0) == "new");
+}
+
+TEST_CASE(
+    "test_prepare22_recovered_abort_by_id: a transaction rebuilt as prepared and aborted by "
+    "id leaves each key as it was below it (values replayed from the log or a checkpoint, a "
+    "key written twice, a removal)") {
+    for (int variant = 0; variant < 4; ++variant) {
+        CAPTURE(variant);
+        TempDir dir("mvkv-prepare-test");
+        TempDir scratchDir("mvkv-prepare-test");
+        const std::string scratch = scratchDir.path + "/data";
+        {
+            auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+            auto s = e->openSession();
+            mustOk(s->createCollection(kNs));
+            mustOk(s->put(kNs, "k", "v1"));
+            mustOk(s->put(kNs, "j", "j1"));
+            if (variant == 3)
+                mustOk(e->checkpoint());
+            auto p = e->openSession();
+            mustOk(p->begin());
+            if (variant == 0) {
+                mustOk(p->put(kNs, "k", "v2"));
+            } else if (variant == 1) {
+                mustOk(p->put(kNs, "k", "v2"));
+                mustOk(p->remove(kNs, "k"));
+            } else {
+                mustOk(p->remove(kNs, "k"));
+                mustOk(p->put(kNs, "k", "v3"));
+                mustOk(p->put(kNs, "j", "j2"));
+            }
+            mustOk(p->prepare(e->timestamps().clock + 1));
+            copyAsCrashed(dir.path, scratch);
+            mustOk(p->abort());
+        }
+        auto r = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
+        REQUIRE(r->preparedTransactions().size() == 1);
+        mustOk(r->abortPrepared(r->preparedTransactions()[0].txnId));
+        CHECK(readAt(*r, "k", 0) == "v1");
+        CHECK(readAt(*r, "j", 0) == "j1");
+    }
+}
+
+TEST_CASE(
+    "test_prepare23_checkpoint_during_a_prepared_commit: while a prepared transaction commits "
+    "after its prepare timestamp, all_durable and a checkpoint stay below the prepare "
+    "timestamp, and the checkpoint holds every other key") {
+    // Found by mvkv-torture: all_durable rose to the commit timestamp - 1
+    // before the prepared versions were committed, a checkpoint read there
+    // met one (PrepareConflict), and the scan stopped, writing a checkpoint
+    // without the rest of the collection.
+    mvkv::testing::AllOff off;
+    TempDir dir("mvkv-prepare-test");
+    TempDir scratchDir("mvkv-prepare-test");
+    const std::string scratch = scratchDir.path + "/data";
+    {
+        auto e = openEngine(onDisk(dir.path, oplog::SyncMode::kFsync));
+        auto s = e->openSession();
+        createWithOld(*s);  // k=old at 10
+        for (const char* key : {"a", "m", "z"}) {
+            mustOk(s->begin());
+            mustOk(s->put(kNs, key, key));
+            mustOk(s->commit());
+        }
+        auto p = e->openSession();
+        writeAndPrepare(*p, {{"k", "new"}}, 30);
+        mustOk(s->begin());
+        mustOk(s->put(kNs, "b", "b"));
+        mustOk(s->commit(32));  // the newest commit is past the prepare timestamp
+        const uint64_t at = mvkv::configureFailPoint("hangAfterOplogAppend", "times 1").value();
+        std::thread committer([&] { mustOk(p->commit(35, 35)); });
+        REQUIRE(mvkv::waitForFailPoint("hangAfterOplogAppend", at + 1, std::chrono::seconds(30))
+                    .ok());
+        // Its commit record is in the log; its versions are still prepared.
+        CHECK(e->timestamps().allDurable < 30);
+        Status c = e->checkpoint();
+        CHECK_MESSAGE(c.ok(), c.toString());
+        auto status = nlohmann::json::parse(e->serverStatus("checkpoint").value());
+        CHECK(status["checkpoint"]["lastTimestamp"].get<uint64_t>() < 30);
+        CHECK(status["checkpoint"]["lastEntries"] == 4);  // a, k (old), m, z; not b (32)
+        REQUIRE(mvkv::configureFailPoint("hangAfterOplogAppend", "off").ok());
+        committer.join();
+        CHECK(e->timestamps().allDurable >= 35);
+        copyAsCrashed(dir.path, scratch);
+    }
+    auto r = openEngine(onDisk(scratch, oplog::SyncMode::kFsync));
+    CHECK(r->recovery().checkpointLoaded);
+    for (const char* key : {"a", "b", "m", "z"})
+        CHECK(readAt(*r, key, 0) == key);
+    CHECK(readAt(*r, "k", 34) == "old");
+    CHECK(readAt(*r, "k", 35) == "new");
 }
