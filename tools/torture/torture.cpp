@@ -10,12 +10,16 @@
 // directory itself and checks every key against what was acknowledged: an
 // acknowledged write is there, an operation in flight at the kill is there
 // whole or not at all (or key by key, for a removal of a range outside a
-// transaction, which is not atomic), nothing else changed.
+// transaction, which is not atomic), nothing else changed. One round in
+// three also arms a crash point (failpoint abortProcess), where the child
+// may kill itself first. A transaction the kill left prepared is resolved by
+// the parent, playing the coordinator, before the check.
 //
 // Each worker thread of the child owns one collection, so it knows exactly
 // what its keys held at each commit timestamp (tools/torture/model.h) and
 // checks every read: point reads, scans, transactions with and without a
-// read timestamp. A background thread moves stable and oldest, sweeps
+// read timestamp, committed at the clock's timestamp or at a chosen one,
+// and prepared transactions. A background thread moves stable and oldest, sweeps
 // history and takes checkpoints meanwhile.
 //
 // The seed fixes each worker's operations and the kill times; the threads'
@@ -208,8 +212,10 @@ class Worker {
                 fail("write " + key + ": " + st.toString());
             return acknowledged({{k, v}});
         }
-        if (dice < 50)
+        if (dice < 45)
             return transaction(false);
+        if (dice < 52)
+            return preparedTransaction();
         if (dice < 60)
             return transaction(true);
         if (dice < 70)
@@ -243,15 +249,17 @@ class Worker {
         return true;
     }
 
-    void transaction(bool withReadTs) {
-        Timestamp at;
-        if (!beginTxn(withReadTs, &at))
-            return;
-        std::vector<std::pair<int, Value>> effects;
+    // A commit or prepare timestamp a little ahead of the clock (another
+    // worker may commit past it first: the engine then refuses it).
+    Timestamp aheadOfClock() { return sh_.engine->timestamps().clock + 1 + rng_() % 3; }
+
+    // Up to three reads, each checked, and writes of random keys inside the
+    // running transaction; false when it met a write conflict (aborted).
+    bool readAndWrite(Timestamp at, std::vector<std::pair<int, Value>>* effects) {
         for (int n = 1 + int(rng_() % 3); n > 0; --n) {
             const int k = int(rng_() % kKeysPerWorker);
-            Value expect = withReadTs ? model_.at(k, at) : model_.now(k);
-            for (const auto& [ek, ev] : effects)
+            Value expect = at != kNoTimestamp ? model_.at(k, at) : model_.now(k);
+            for (const auto& [ek, ev] : *effects)
                 if (ek == k)
                     expect = ev;
             Value got = read(keyName(k));
@@ -264,28 +272,103 @@ class Worker {
                 Status st = v ? s_->put(ns_, keyName(k), *v) : s_->remove(ns_, keyName(k));
                 if (st.code() == StatusCode::kWriteConflict) {
                     s_->abort().ignore();
-                    return;  // a read timestamp behind this key's newest commit
+                    return false;  // a read timestamp behind this key's newest commit
                 }
                 if (!v && st.code() == StatusCode::kNotFound)
                     continue;
                 if (!st.ok())
                     fail("txn write: " + st.toString());
-                effects.emplace_back(k, v);
+                effects->emplace_back(k, v);
             }
         }
+        return true;
+    }
+
+    // A transaction committed at the clock's next timestamp, at one given
+    // to commit, or at one fixed first with timestampTransaction.
+    void transaction(bool withReadTs) {
+        Timestamp at;
+        if (!beginTxn(withReadTs, &at))
+            return;
+        enum { kClock, kAtCommit, kFixedFirst } const how =
+            static_cast<decltype(kClock)>(rng_() % 3);
+        Timestamp chosen = kNoTimestamp;
+        if (how == kFixedFirst) {
+            chosen = aheadOfClock();
+            Status t = s_->timestampTransaction(chosen);
+            note(fmt::format("timestampTransaction {}: {}", chosen, t.toString()));
+            if (t.code() == StatusCode::kInvalidArgument) {
+                s_->abort().ignore();  // another commit passed it first
+                return;
+            }
+            if (!t.ok())
+                fail("timestampTransaction: " + t.toString());
+        }
+        std::vector<std::pair<int, Value>> effects;
+        if (!readAndWrite(at, &effects))
+            return;
         if (effects.empty()) {
             s_->commit().status().ignore();
             return;
         }
         pending(true, effects);
-        auto c = s_->commit();
-        if (c.status().code() == StatusCode::kWriteConflict) {
-            notApplied();
+        if (how == kAtCommit)
+            chosen = aheadOfClock();
+        auto c = how == kAtCommit ? s_->commit(chosen) : s_->commit();
+        if (c.status().code() == StatusCode::kWriteConflict ||
+            (how == kAtCommit && c.status().code() == StatusCode::kInvalidArgument)) {
+            note("txn commit refused: " + c.status().toString());
+            notApplied();  // rolled back
             return;
         }
         if (!c.ok())
             fail("commit: " + c.status().toString());
+        if (chosen != kNoTimestamp && c.value() != chosen)
+            fail(fmt::format("commit at {} committed at {}", chosen, c.value()));
         note(fmt::format("txn commit at {}", c.value()));
+        acknowledged(effects);
+    }
+
+    // A prepared transaction (two-phase commit, the worker its own
+    // coordinator): its writes, prepare, then commit at or after the
+    // prepare timestamp with a durable timestamp at or after that, or
+    // abort. The parent learns its id before the prepare: a kill after the
+    // prepare leaves it prepared, and the parent resolves it after the
+    // reopen.
+    void preparedTransaction() {
+        if (Status b = s_->begin(); !b.ok())
+            fail("begin: " + b.toString());
+        std::vector<std::pair<int, Value>> effects;
+        if (!readAndWrite(kNoTimestamp, &effects))
+            return;
+        if (effects.empty()) {
+            s_->abort().ignore();
+            return;
+        }
+        pending(true, effects);
+        sh_.out.line(fmt::format("T {} {} {}", id_, opId_, s_->info().txnId));
+        const Timestamp prepareTs = aheadOfClock();
+        Status p = s_->prepare(prepareTs);
+        note(fmt::format("prepare at {}: {}", prepareTs, p.toString()));
+        if (p.code() == StatusCode::kInvalidArgument) {
+            s_->abort().ignore();  // another commit passed it first
+            return notApplied();
+        }
+        if (!p.ok())
+            fail("prepare: " + p.toString());
+        if (rng_() % 4 == 0) {
+            if (Status a = s_->abort(); !a.ok())
+                fail("abort of a prepared transaction: " + a.toString());
+            return notApplied();
+        }
+        const Timestamp commitTs = prepareTs + rng_() % 3, durableTs = commitTs + rng_() % 3;
+        auto c = s_->commit(commitTs, durableTs);
+        if (!c.ok())
+            fail(fmt::format("commit of a prepared transaction at {} (durable {}): {}", commitTs,
+                             durableTs, c.status().toString()));
+        if (c.value() != commitTs)
+            fail(fmt::format("prepared commit at {} committed at {}", commitTs, c.value()));
+        note(fmt::format("prepared commit at {} durable {}", commitTs, durableTs));
         acknowledged(effects);
     }
 
@@ -397,10 +480,12 @@ int runChild(const std::string& dir, int threads, uint64_t seed, int runMs) {
     sh.engine = engine.get();
     std::vector<std::thread> workers;
     std::vector<std::unique_ptr<Worker>> all;
-    for (int w = 0; w < threads; ++w) {
+    // Every worker first, then the threads: a thread reading `all` while
+    // it still grew would read a moved buffer.
+    for (int w = 0; w < threads; ++w)
         all.push_back(std::make_unique<Worker>(sh, w, seed * 1000003 + uint64_t(w)));
-        workers.emplace_back([&, w] { all[w]->run(); });
-    }
+    for (int w = 0; w < threads; ++w)
+        workers.emplace_back([worker = all[w].get()] { worker->run(); });
     // Stable and oldest trail the slowest worker; sweeps and checkpoints.
     std::mt19937_64 rng(seed);
     const auto end = Clock::now() + std::chrono::milliseconds(runMs);
@@ -437,6 +522,7 @@ struct Pending {
     uint64_t op = 0;
     bool atomic = true;
     std::vector<std::pair<int, Value>> effects;
+    TxnId preparedTxnId = kNoTxnId;  // a prepared transaction's id (the 'T' line)
 };
 
 struct ParentWorker {
@@ -481,15 +567,60 @@ void absorb(const std::string& line, std::vector<ParentWorker>& model, uint64_t*
         ++*acked;
     } else if (kind == 'X' && pw.pending && pw.pending->op == op) {
         pw.pending.reset();
+    } else if (kind == 'T' && pw.pending && pw.pending->op == op) {
+        in >> pw.pending->preparedTxnId;
     }
 }
 
-// Reopens `dir` and checks every worker's keys; "" when all is well.
-std::string verify(const std::string& dir, std::vector<ParentWorker>& model) {
+// Plays the coordinator for the transactions a kill left prepared: each
+// must be the operation its worker had in flight (by id), and is committed
+// (at its prepare timestamp) or aborted at random. The operation then
+// becomes acknowledged or not applied, so the check that follows is exact
+// for it. "" when all is well.
+std::string resolvePrepared(Engine& engine, std::vector<ParentWorker>& model, std::mt19937_64& rng,
+                            uint64_t* resolved) {
+    for (const PreparedTransaction& p : engine.preparedTransactions()) {
+        if (!p.ownerless)
+            return fmt::format("prepared transaction {} has an owner right after an open", p.txnId);
+        ParentWorker* owner = nullptr;
+        for (ParentWorker& pw : model)
+            if (pw.pending && pw.pending->preparedTxnId == p.txnId)
+                owner = &pw;
+        if (!owner)
+            return fmt::format("prepared transaction {} (prepared at {}) came back after the "
+                               "reopen, but no operation in flight prepared it",
+                               p.txnId, p.prepareTs);
+        const bool commit = rng() % 2;
+        owner->log.push_back(fmt::format("(parent) {} recovered prepared transaction {}",
+                                         commit ? "commits" : "aborts", p.txnId));
+        if (commit) {
+            const Timestamp durable = std::max(p.prepareTs, engine.timestamps().stable + 1);
+            if (Status c = engine.commitPrepared(p.txnId, p.prepareTs, durable); !c.ok())
+                return fmt::format("commitPrepared {} at {} (durable {}): {}", p.txnId,
+                                   p.prepareTs, durable, c.toString());
+            for (const auto& [k, v] : owner->pending->effects)
+                owner->confirmed[k] = v;
+        } else if (Status a = engine.abortPrepared(p.txnId); !a.ok()) {
+            return fmt::format("abortPrepared {}: {}", p.txnId, a.toString());
+        }
+        owner->pending.reset();
+        ++*resolved;
+    }
+    if (!engine.preparedTransactions().empty())
+        return "prepared transactions are left after every one was resolved";
+    return "";
+}
+
+// Reopens `dir`, resolves what the kill left prepared and checks every
+// worker's keys; "" when all is well.
+std::string verify(const std::string& dir, std::vector<ParentWorker>& model, std::mt19937_64& rng,
+                   uint64_t* resolved) {
     auto opened = Engine::open(engineOptions(dir));
     if (!opened.ok())
         return "reopen failed: " + opened.status().toString();
     auto engine = std::move(opened).value();
+    if (std::string r = resolvePrepared(*engine, model, rng, resolved); !r.empty())
+        return r;
     auto session = std::move(engine->openSession()).value();
     for (size_t w = 0; w < model.size(); ++w) {
         ParentWorker& pw = model[w];
@@ -527,25 +658,52 @@ std::string verify(const std::string& dir, std::vector<ParentWorker>& model) {
     return "";
 }
 
+// The crash points of failpoint abortProcess (docs/failpoints.md) a round
+// may arm, and how many passes of it to let go by first (at most): the
+// commit points pass thousands of times a second, the checkpoint ones tens.
+struct CrashPoint {
+    const char* name;
+    uint64_t maxSkip;
+};
+constexpr CrashPoint kCrashPoints[] = {
+    {"beforeCommit", 3000},          {"afterOplogWrite", 2000},
+    {"afterOplogAppend", 3000},      {"beforeCheckpointRename", 40},
+    {"afterCheckpointRename", 40},
+};
+
 int runParent(const std::string& self, const std::string& dir, int threads, uint64_t seed,
               int seconds, int killMinMs, int killMaxMs) {
     std::filesystem::create_directories(dir);
     std::vector<ParentWorker> model(threads);
     std::mt19937_64 rng(seed);
     const auto end = Clock::now() + std::chrono::seconds(seconds);
-    uint64_t rounds = 0, kills = 0, acked = 0;
+    uint64_t rounds = 0, kills = 0, acked = 0, crashes = 0, resolved = 0;
+    uint64_t crashesAt[std::size(kCrashPoints)] = {};
     std::fprintf(stderr, "torture: seed %llu, %d threads, %d s, data in %s\n",
                  static_cast<unsigned long long>(seed), threads, seconds, dir.c_str());
     while (Clock::now() < end) {
         ++rounds;
         const uint64_t roundSeed = seed * 7919 + rounds;
         const int killAfter = killMinMs + int(rng() % uint64_t(killMaxMs - killMinMs + 1));
+        // One round in three also arms a crash point: the child may die
+        // there, by its own SIGKILL, before the parent's kill.
+        std::string failpoints;
+        int crashPoint = -1;
+        if (rng() % 3 == 0) {
+            crashPoint = int(rng() % std::size(kCrashPoints));
+            const CrashPoint& cp = kCrashPoints[crashPoint];
+            failpoints = fmt::format("abortProcess skip {} key={}", rng() % cp.maxSkip, cp.name);
+        }
         int fds[2];
         if (::pipe(fds) != 0)
             return 2;
         pid_t pid = ::fork();
         if (pid == 0) {
             ::dup2(fds[1], STDOUT_FILENO);
+            if (!failpoints.empty())
+                ::setenv("MVKV_FAILPOINTS", failpoints.c_str(), 1);
+            else
+                ::unsetenv("MVKV_FAILPOINTS");
             ::close(fds[0]);
             ::close(fds[1]);
             const std::string t = std::to_string(threads), s = std::to_string(roundSeed),
@@ -593,16 +751,25 @@ int runParent(const std::string& self, const std::string& dir, int threads, uint
         ::close(fds[0]);
         int status = 0;
         ::waitpid(pid, &status, 0);
-        if (failure.empty() && !killed && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        const bool crashed = !killed && crashPoint >= 0 && WIFSIGNALED(status) &&
+                             WTERMSIG(status) == SIGKILL;
+        if (crashed) {
+            ++crashes;
+            ++crashesAt[crashPoint];
+        }
+        if (failure.empty() && !killed && !crashed &&
+            !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
             failure = fmt::format("the child died: status {}", status);
         (void)ended;
         if (failure.empty())
-            failure = verify(dir, model);
+            failure = verify(dir, model, rng, &resolved);
         if (!failure.empty()) {
-            std::fprintf(stderr, "torture FAILED (seed %llu, round %llu, round seed %llu): %s\n",
+            std::fprintf(stderr, "torture FAILED (seed %llu, round %llu, round seed %llu%s%s): %s\n",
                          static_cast<unsigned long long>(seed),
                          static_cast<unsigned long long>(rounds),
-                         static_cast<unsigned long long>(roundSeed), failure.c_str());
+                         static_cast<unsigned long long>(roundSeed),
+                         failpoints.empty() ? "" : ", MVKV_FAILPOINTS=", failpoints.c_str(),
+                         failure.c_str());
             for (size_t w = 0; w < model.size(); ++w)
                 for (const std::string& l : model[w].log)
                     std::fprintf(stderr, "  worker %zu: %s\n", w, l.c_str());
@@ -611,11 +778,16 @@ int runParent(const std::string& self, const std::string& dir, int threads, uint
             return 1;
         }
     }
+    std::string atPoints;
+    for (size_t i = 0; i < std::size(kCrashPoints); ++i)
+        atPoints += fmt::format("{}{} {}", i ? ", " : "", kCrashPoints[i].name, crashesAt[i]);
     std::fprintf(stderr,
-                 "torture: %llu rounds, %llu kills, %llu acknowledged operations checked, 0 "
-                 "failures\n",
+                 "torture: %llu rounds, %llu kills, %llu crashes at crash points (%s), %llu "
+                 "prepared transactions resolved after a reopen, %llu acknowledged operations "
+                 "checked, 0 failures\n",
                  static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(kills),
-                 static_cast<unsigned long long>(acked));
+                 static_cast<unsigned long long>(crashes), atPoints.c_str(),
+                 static_cast<unsigned long long>(resolved), static_cast<unsigned long long>(acked));
     return 0;
 }
 
