@@ -78,8 +78,13 @@ std::optional<IoFault> probeFailIO(std::string_view site, std::string_view op) {
     return fault;
 }
 
-// util/ sits below this library: the probe is handed down at start-up.
-[[maybe_unused]] const bool probeInstalled = (installIoFaultProbe(&probeFailIO), true);
+// util/ sits below this library: the probe is handed down at start-up,
+// and taken back at exit before failIO (defined above, so destroyed after)
+// is gone: a file closed during static destruction finds no probe.
+struct ProbeInstaller {
+    ProbeInstaller() { installIoFaultProbe(&probeFailIO); }
+    ~ProbeInstaller() { installIoFaultProbe(nullptr); }
+} probeInstaller;
 
 }  // namespace
 
