@@ -356,12 +356,15 @@ class Worker {
         }
         if (!p.ok())
             fail("prepare: " + p.toString());
+        sh_.out.line(fmt::format("R {} {}", id_, opId_));  // it must survive a kill now
         if (rng_() % 4 == 0) {
+            sh_.out.line(fmt::format("B {} {}", id_, opId_));  // aborting
             if (Status a = s_->abort(); !a.ok())
                 fail("abort of a prepared transaction: " + a.toString());
             return notApplied();
         }
         const Timestamp commitTs = prepareTs + rng_() % 3, durableTs = commitTs + rng_() % 3;
+        sh_.out.line(fmt::format("C {} {}", id_, opId_));  // committing
         auto c = s_->commit(commitTs, durableTs);
         if (!c.ok())
             fail(fmt::format("commit of a prepared transaction at {} (durable {}): {}", commitTs,
@@ -523,6 +526,9 @@ struct Pending {
     bool atomic = true;
     std::vector<std::pair<int, Value>> effects;
     TxnId preparedTxnId = kNoTxnId;  // a prepared transaction's id (the 'T' line)
+    // How far a prepared transaction got: its prepare returned ('R'), then
+    // its commit ('C') or abort ('B') began.
+    enum class Prepared { kNo, kYes, kCommitting, kAborting } prepared = Prepared::kNo;
 };
 
 struct ParentWorker {
@@ -569,14 +575,22 @@ void absorb(const std::string& line, std::vector<ParentWorker>& model, uint64_t*
         pw.pending.reset();
     } else if (kind == 'T' && pw.pending && pw.pending->op == op) {
         in >> pw.pending->preparedTxnId;
+    } else if (kind == 'R' && pw.pending && pw.pending->op == op) {
+        pw.pending->prepared = Pending::Prepared::kYes;
+    } else if (kind == 'C' && pw.pending && pw.pending->op == op) {
+        pw.pending->prepared = Pending::Prepared::kCommitting;
+    } else if (kind == 'B' && pw.pending && pw.pending->op == op) {
+        pw.pending->prepared = Pending::Prepared::kAborting;
     }
 }
 
 // Plays the coordinator for the transactions a kill left prepared: each
 // must be the operation its worker had in flight (by id), and is committed
-// (at its prepare timestamp) or aborted at random. The operation then
-// becomes acknowledged or not applied, so the check that follows is exact
-// for it. "" when all is well.
+// (at or a little after its prepare timestamp) or aborted at random. The
+// operation then becomes acknowledged or not applied, so the check that
+// follows is exact for it. A transaction whose prepare had returned must
+// come back prepared unless its commit or abort had begun. "" when all is
+// well.
 std::string resolvePrepared(Engine& engine, std::vector<ParentWorker>& model, std::mt19937_64& rng,
                             uint64_t* resolved) {
     for (const PreparedTransaction& p : engine.preparedTransactions()) {
@@ -594,10 +608,12 @@ std::string resolvePrepared(Engine& engine, std::vector<ParentWorker>& model, st
         owner->log.push_back(fmt::format("(parent) {} recovered prepared transaction {}",
                                          commit ? "commits" : "aborts", p.txnId));
         if (commit) {
-            const Timestamp durable = std::max(p.prepareTs, engine.timestamps().stable + 1);
-            if (Status c = engine.commitPrepared(p.txnId, p.prepareTs, durable); !c.ok())
+            const Timestamp commitTs = p.prepareTs + rng() % 3;
+            const Timestamp durable =
+                std::max(commitTs + rng() % 3, engine.timestamps().stable + 1);
+            if (Status c = engine.commitPrepared(p.txnId, commitTs, durable); !c.ok())
                 return fmt::format("commitPrepared {} at {} (durable {}): {}", p.txnId,
-                                   p.prepareTs, durable, c.toString());
+                                   commitTs, durable, c.toString());
             for (const auto& [k, v] : owner->pending->effects)
                 owner->confirmed[k] = v;
         } else if (Status a = engine.abortPrepared(p.txnId); !a.ok()) {
@@ -608,6 +624,13 @@ std::string resolvePrepared(Engine& engine, std::vector<ParentWorker>& model, st
     }
     if (!engine.preparedTransactions().empty())
         return "prepared transactions are left after every one was resolved";
+    for (size_t w = 0; w < model.size(); ++w) {
+        const auto& pending = model[w].pending;
+        if (pending && pending->prepared == Pending::Prepared::kYes)
+            return fmt::format("worker {}: operation {} was prepared (transaction {}) and did "
+                               "not come back prepared after the reopen",
+                               w, pending->op, pending->preparedTxnId);
+    }
     return "";
 }
 
@@ -619,8 +642,18 @@ std::string verify(const std::string& dir, std::vector<ParentWorker>& model, std
     if (!opened.ok())
         return "reopen failed: " + opened.status().toString();
     auto engine = std::move(opened).value();
+    const uint64_t before = *resolved;
     if (std::string r = resolvePrepared(*engine, model, rng, resolved); !r.empty())
         return r;
+    if (*resolved != before) {
+        // What the coordinator decided must hold after another restart too.
+        engine.reset();
+        opened = Engine::open(engineOptions(dir));
+        if (!opened.ok())
+            return "reopen after resolving prepared transactions failed: " +
+                   opened.status().toString();
+        engine = std::move(opened).value();
+    }
     auto session = std::move(engine->openSession()).value();
     for (size_t w = 0; w < model.size(); ++w) {
         ParentWorker& pw = model[w];
@@ -651,6 +684,15 @@ std::string verify(const std::string& dir, std::vector<ParentWorker>& model, std
         if (pw.pending && pw.pending->atomic && !sameAsBefore && !sameAsAfter)
             return fmt::format("worker {}: operation {} in flight came back in part", w,
                                pw.pending->op);
+        // Prepared and not back as prepared: its commit or abort had begun.
+        if (pw.pending && pw.pending->prepared == Pending::Prepared::kCommitting && !sameAsAfter)
+            return fmt::format("worker {}: prepared operation {} was committing at the kill and "
+                               "is neither prepared nor committed after the reopen",
+                               w, pw.pending->op);
+        if (pw.pending && pw.pending->prepared == Pending::Prepared::kAborting && !sameAsBefore)
+            return fmt::format("worker {}: prepared operation {} was aborting at the kill and is "
+                               "neither prepared nor rolled back after the reopen",
+                               w, pw.pending->op);
         pw.confirmed = got;
         pw.pending.reset();
         pw.log.clear();
@@ -761,8 +803,12 @@ int runParent(const std::string& self, const std::string& dir, int threads, uint
             !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
             failure = fmt::format("the child died: status {}", status);
         (void)ended;
-        if (failure.empty())
-            failure = verify(dir, model, rng, &resolved);
+        if (failure.empty()) {
+            // Its own generator: how many draws resolving takes depends on
+            // timing, and the round's kill times must not.
+            std::mt19937_64 coordinator(roundSeed);
+            failure = verify(dir, model, coordinator, &resolved);
+        }
         if (!failure.empty()) {
             std::fprintf(stderr, "torture FAILED (seed %llu, round %llu, round seed %llu%s%s): %s\n",
                          static_cast<unsigned long long>(seed),
