@@ -15,7 +15,6 @@ namespace mvkv::historystore {
 struct HistoryEntry {
     mvcc::TxnId txnId;        // who wrote the version
     mvcc::Timestamp startTs;  // its commit timestamp
-    mvcc::Timestamp durableTs;
     mvcc::TxnId stopTxnId;    // who wrote the version that replaced it
     mvcc::Timestamp stopTs;   // that version's commit timestamp
     uint32_t size;

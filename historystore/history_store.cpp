@@ -63,8 +63,8 @@ HistoryStore::~HistoryStore() {
 
 void HistoryStore::insert(uint32_t collection, std::string_view key, const mvcc::Update& version,
                           const mvcc::Update& stop) {
-    HistoryEntry header{version.txnId(), version.startTs(), version.durableTs(), stop.txnId(),
-                        stop.startTs(),  0,                 version.isTombstone()};
+    HistoryEntry header{version.txnId(), version.startTs(), stop.txnId(), stop.startTs(), 0,
+                        version.isTombstone()};
     HistoryEntry* entry = HistoryEntry::make(header, version.value());
     std::string k;
     k.reserve(4 + key.size() + 2 + 16);

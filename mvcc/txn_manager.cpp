@@ -467,14 +467,13 @@ Timestamp TransactionManager::completeCommit(Transaction& txn) {
     const Timestamp ts = txn.commitTs_;
     if (txn.durableTs_ == kNoTimestamp)
         txn.durableTs_ = ts;
-    const Timestamp durable = txn.durableTs_;
     // In write order: the history sweep relies on it. While this loop runs
     // it may find an earlier write of ours committed under a later one still
     // uncommitted, and cut below the earlier one only; in the other order it
     // would take a later write (committed) over an earlier one (uncommitted,
     // not yet marked) for an aborted version and free it under us.
     for (const WriteRecord& w : txn.writes_)
-        w.update->markCommitted(ts, durable);
+        w.update->markCommitted(ts);
     bool holeBelow = false;
     const Timestamp allDurableAfter = finish(txn, TxnState::kCommitted, &holeBelow);
     if (!txn.writes_.empty())

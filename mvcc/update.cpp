@@ -7,6 +7,12 @@
 
 namespace mvkv::mvcc {
 
+// Every key's newest version is one of these plus its value: a byte here is
+// a megabyte at a million keys (docs/benchmarks.md, memory per key). The
+// arena (version_arena.h) hands out 8-byte-aligned blocks in 8-byte classes.
+static_assert(sizeof(Update) == 32, "Update's header grew: memory per key grows with it");
+static_assert(alignof(Update) <= 8, "the version arena aligns blocks to 8");
+
 Update* Update::make(TxnId txnId, bool tombstone, std::string_view value) {
     if (tombstone)
         value = {};

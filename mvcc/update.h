@@ -1,8 +1,8 @@
 // Update and UpdateChain: the versions of one key, newest first.
 //
 // An Update is written once by its transaction before it is published with a
-// compare-and-swap on the chain head; after that only `state`, `startTs` and
-// `durableTs` change (at commit or abort), each an atomic, so readers walk a
+// compare-and-swap on the chain head; after that only `state` and `startTs`
+// change (at commit or abort), each an atomic, so readers walk a
 // chain without any lock. The value bytes live inline after the header: one
 // allocation per version.
 //
@@ -50,20 +50,21 @@ class Update {
     /// The commit timestamp once state() is kCommitted; the prepare
     /// timestamp while it is kPrepared.
     Timestamp startTs() const { return startTs_.load(std::memory_order_relaxed); }
-    Timestamp durableTs() const { return durableTs_.load(std::memory_order_relaxed); }
+    // No durable timestamp: no read, sweep or checkpoint decision uses a
+    // version's (all_durable is the transaction manager's), and 8 bytes on
+    // every version of every key is most of what separates mvkv's memory per
+    // key from LMDB's (docs/benchmarks.md).
 
-    /// Called by the owning transaction at commit: timestamps first, then the
-    /// state with release order so a reader that sees kCommitted sees them.
-    void markCommitted(Timestamp start, Timestamp durable) {
+    /// Called by the owning transaction at commit: the timestamp first, then
+    /// the state with release order so a reader that sees kCommitted sees it.
+    void markCommitted(Timestamp start) {
         startTs_.store(start, std::memory_order_relaxed);
-        durableTs_.store(durable, std::memory_order_relaxed);
         state_.store(UpdateState::kCommitted, std::memory_order_release);
     }
     /// Called by the owning transaction at prepare: the prepare timestamp
     /// first, then the state with release order.
     void markPrepared(Timestamp prepareTs) {
         startTs_.store(prepareTs, std::memory_order_relaxed);
-        durableTs_.store(prepareTs, std::memory_order_relaxed);
         state_.store(UpdateState::kPrepared, std::memory_order_release);
     }
     void markAborted() { state_.store(UpdateState::kAborted, std::memory_order_release); }
@@ -115,7 +116,6 @@ class Update {
     std::atomic<Update*> next_{nullptr};
     const TxnId txnId_;
     std::atomic<Timestamp> startTs_{kNoTimestamp};
-    std::atomic<Timestamp> durableTs_{kNoTimestamp};
     const uint32_t size_;
     std::atomic<UpdateState> state_{UpdateState::kUncommitted};
     const bool tombstone_;

@@ -25,7 +25,9 @@
 namespace mvkv::mvcc {
 namespace {
 
-constexpr size_t kGranule = 16;
+// 8, not 16: a version needs 8-byte alignment only, and a 100-byte value's
+// version (132 bytes) then takes 136 bytes, not 144.
+constexpr size_t kGranule = 8;
 constexpr int kClasses = static_cast<int>(kMaxArenaBytes / kGranule);
 // Blocks moved between a thread and the global pool at a time; a thread keeps
 // at most 2 * kBatch free blocks of a class.

@@ -11,7 +11,7 @@
 // jemalloc) for this: Debian's shared builds replace the host process's
 // malloc, which a library must not do.
 //
-// Shape: size classes of 16 bytes up to kMaxArenaBytes (larger versions come
+// Shape: size classes of 8 bytes up to kMaxArenaBytes (larger versions come
 // from operator new: their copy costs more than the TLB miss). Each thread
 // keeps a free list per class and a bump region of its own, so the write
 // path takes no lock; a thread that frees much more than it allocates (a
@@ -32,7 +32,7 @@ namespace mvkv::mvcc {
 
 inline constexpr size_t kMaxArenaBytes = 1024;
 
-/// Memory for one version of `bytes` (> 0), aligned to 16. Never fails
+/// Memory for one version of `bytes` (> 0), aligned to 8. Never fails
 /// (allocation failure is fatal).
 void* allocateVersion(size_t bytes);
 

@@ -57,12 +57,12 @@ size_t randomSize(std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("version arena: blocks are 16-aligned and never overlap") {
+TEST_CASE("version arena: blocks are 8-aligned and never overlap") {
     std::mt19937 rng(7);
     std::vector<Block> live;
     for (int i = 0; i < 20000; ++i) {
         live.push_back(make(randomSize(rng), static_cast<unsigned char>(i)));
-        CHECK(reinterpret_cast<uintptr_t>(live.back().p) % 16 == 0);
+        CHECK(reinterpret_cast<uintptr_t>(live.back().p) % 8 == 0);
         if (rng() % 3 == 0) {
             size_t j = rng() % live.size();
             REQUIRE(intact(live[j]));

@@ -440,7 +440,6 @@ TEST_CASE("visibility: updates record their transaction, timestamps and state at
         CHECK(u->txnId() == t.id());
         CHECK(u->state() == UpdateState::kCommitted);
         CHECK(u->startTs() == 42);
-        CHECK(u->durableTs() == 42);
     }
     CHECK(a->value() == "va");
     CHECK(b->isTombstone());
