@@ -92,7 +92,8 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
     for (const DurableLog::Record& r : records)
         for (const oplog::OplogEntry& e : r.entries)
             maxLoggedId = std::max(maxLoggedId, e.txnId);
-    txns_.raiseNextTxnId(maxLoggedId);
+    if (Status s = txns_.raiseNextTxnId(maxLoggedId); !s.ok())
+        return s;
     // Replay commits data at its timestamps, but applies commands without
     // theirs: a command newer than every data commit would stay above the
     // clock and all_durable (invisible to oplog readers, its timestamp

@@ -324,6 +324,9 @@ Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind 
     if (txn.id_ == kNoTxnId) {
         // The first write makes the transaction visible to others' snapshots.
         std::lock_guard lock(mutex_);
+        if (nextId_ > Update::kMaxTxnId) [[unlikely]]
+            return Status::Internal(fmt::format(
+                "transaction ids are exhausted: versions carry ids up to {}", Update::kMaxTxnId));
         if (!txn.linked_)
             linkActive(txn);
         txn.id_ = nextId_++;
@@ -629,12 +632,17 @@ void TransactionManager::cancelCommitPrepared(Transaction& txn) {
     txn.durableTs_ = kNoTimestamp;
 }
 
-void TransactionManager::raiseNextTxnId(TxnId id) {
+Status TransactionManager::raiseNextTxnId(TxnId id) {
+    if (id > Update::kMaxTxnId)
+        return Status::Corruption(fmt::format(
+            "the log names transaction id {}, above the largest id mvkv hands out ({})", id,
+            Update::kMaxTxnId));
     std::lock_guard lock(mutex_);
     if (id >= nextId_) {
         nextId_ = id + 1;
         publishRunningLocked();
     }
+    return Status::OK();
 }
 
 Status TransactionManager::adoptTxnId(Transaction& txn, TxnId id) {

@@ -202,7 +202,8 @@ class TransactionManager {
     /// (its record was not logged): the transaction is prepared as before.
     void cancelCommitPrepared(Transaction& txn);
     /// Recovery: the next transaction ids are above `id` (the oplog's own).
-    void raiseNextTxnId(TxnId id);
+    /// Corruption when `id` is past Update::kMaxTxnId (no engine logs one).
+    Status raiseNextTxnId(TxnId id);
     /// Recovery: `txn` (active, nothing written) writes under `id`, an id
     /// below every id handed out since raiseNextTxnId: a prepared
     /// transaction rebuilt from the log keeps the id it was logged with.

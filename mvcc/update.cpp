@@ -1,6 +1,9 @@
 #include "mvcc/update.h"
 
+#include <cassert>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <new>
 
 #include "mvcc/version_arena.h"
@@ -12,11 +15,15 @@ namespace mvkv::mvcc {
 // arena (version_arena.h) hands out 8-byte-aligned blocks in 8-byte classes.
 static_assert(sizeof(Update) == 32, "Update's header grew: memory per key grows with it");
 static_assert(alignof(Update) <= 8, "the version arena aligns blocks to 8");
+static_assert(std::is_standard_layout_v<Update>);
 
 Update* Update::make(TxnId txnId, bool tombstone, std::string_view value) {
     if (tombstone)
         value = {};
-    void* mem = allocateVersion(sizeof(Update) + value.size());
+    static_assert(offsetof(Update, size_) + sizeof(size_) == kHeaderBytes,
+                  "the value starts right after the header's last field");
+    assert(txnId <= kMaxTxnId);
+    void* mem = allocateVersion(allocationBytes(value.size()));
     auto* update = new (mem) Update(txnId, tombstone, static_cast<uint32_t>(value.size()));
     if (!value.empty())
         std::memcpy(update->data(), value.data(), value.size());

@@ -37,16 +37,26 @@ enum class UpdateState : uint8_t {
 
 class Update {
   public:
+    /// Transaction ids an update can carry: 52 bits (the rest of its first
+    /// word holds the state and flags). TransactionManager never hands out
+    /// a larger one; 2^52 ids last 140 years at a million per second.
+    static constexpr TxnId kMaxTxnId = (TxnId(1) << 52) - 1;
+
     /// Allocates an uncommitted update holding a copy of `value` (ignored for
-    /// a tombstone). Free with destroy().
+    /// a tombstone). Free with destroy(). `txnId` <= kMaxTxnId.
     static Update* make(TxnId txnId, bool tombstone, std::string_view value);
     static void destroy(Update* update);
 
-    TxnId txnId() const { return txnId_; }
-    bool isTombstone() const { return tombstone_; }
+    TxnId txnId() const { return meta_.load(std::memory_order_relaxed) & kIdMask; }
+    bool isTombstone() const {
+        return (meta_.load(std::memory_order_relaxed) & kTombstoneBit) != 0;
+    }
     std::string_view value() const { return {data(), size_}; }
 
-    UpdateState state() const { return state_.load(std::memory_order_acquire); }
+    UpdateState state() const {
+        return static_cast<UpdateState>((meta_.load(std::memory_order_acquire) >> kStateShift) &
+                                        3);
+    }
     /// The commit timestamp once state() is kCommitted; the prepare
     /// timestamp while it is kPrepared.
     Timestamp startTs() const { return startTs_.load(std::memory_order_relaxed); }
@@ -59,15 +69,15 @@ class Update {
     /// the state with release order so a reader that sees kCommitted sees it.
     void markCommitted(Timestamp start) {
         startTs_.store(start, std::memory_order_relaxed);
-        state_.store(UpdateState::kCommitted, std::memory_order_release);
+        setState(UpdateState::kCommitted);
     }
     /// Called by the owning transaction at prepare: the prepare timestamp
     /// first, then the state with release order.
     void markPrepared(Timestamp prepareTs) {
         startTs_.store(prepareTs, std::memory_order_relaxed);
-        state_.store(UpdateState::kPrepared, std::memory_order_release);
+        setState(UpdateState::kPrepared);
     }
-    void markAborted() { state_.store(UpdateState::kAborted, std::memory_order_release); }
+    void markAborted() { setState(UpdateState::kAborted); }
 
     /// The next older update. Set before the update is published; after
     /// that only the history sweep changes it, and only to cut the chain
@@ -77,50 +87,88 @@ class Update {
     /// Versions older than this one were moved to the history store: a
     /// reader that reaches this update without finding a visible version
     /// must look there. Set by the sweep before it cuts the chain below.
-    bool olderInHistory() const { return olderInHistory_.load(std::memory_order_acquire); }
+    bool olderInHistory() const {
+        return (meta_.load(std::memory_order_acquire) & kOlderInHistoryBit) != 0;
+    }
 
     /// How many versions were on the chain from this one down when it was
     /// published (saturating at 255): a cheap trigger for the sweep of long
     /// chains. The sweep resets it to 1 when it cuts below.
-    unsigned depth() const { return depth_.load(std::memory_order_relaxed); }
+    unsigned depth() const {
+        return static_cast<unsigned>(meta_.load(std::memory_order_relaxed) >> kDepthShift);
+    }
+
+    /// The sweep's correction of depth() after a cut, for this version and
+    /// the ones above the cut (a trigger only: a racing writer may publish
+    /// with the old figure, which a later sweep corrects again).
+    void setDepth(unsigned depth) { update(kDepthMask, depthBits(depth), std::memory_order_relaxed); }
 
     /// The history sweep's cut: marks olderInHistory when asked (before the
     /// cut, so a reader that sees the shorter chain also sees the mark) and
     /// drops every older version from the chain. Readers still walking the
     /// dropped versions keep them alive through the engine's epochs. One
     /// sweeper per chain at a time.
-    /// The sweep's correction of depth() after a cut, for this version and
-    /// the ones above the cut (a trigger only: a racing writer may publish
-    /// with the old figure, which a later sweep corrects again).
-    void setDepth(unsigned depth) {
-        depth_.store(static_cast<uint8_t>(depth < 255 ? depth : 255), std::memory_order_relaxed);
-    }
-
     void truncateBelow(bool movedToHistory) {
         if (movedToHistory)
-            olderInHistory_.store(true, std::memory_order_release);
-        depth_.store(1, std::memory_order_relaxed);
+            meta_.fetch_or(kOlderInHistoryBit, std::memory_order_release);
+        setDepth(1);
         next_.store(nullptr, std::memory_order_release);
     }
 
     /// Bytes this update holds in memory (header and value).
-    size_t footprint() const { return sizeof(Update) + size_; }
+    size_t footprint() const { return allocationBytes(size_); }
 
   private:
     friend class VersionSlot;
+    // meta_: the id, which never changes, and the fields that do (state,
+    // the history mark, depth), one word, so that a version's header is 28
+    // bytes: a version of a 100-byte value fits the arena's 128-byte class.
+    // The mutable fields change with atomic read-modify-writes, as several
+    // threads may change them at once (the owner's commit, the sweep).
+    static constexpr uint64_t kIdMask = kMaxTxnId;
+    static constexpr int kStateShift = 52;  // 2 bits: UpdateState
+    static constexpr uint64_t kStateMask = uint64_t(3) << kStateShift;
+    static constexpr uint64_t kTombstoneBit = uint64_t(1) << 54;
+    static constexpr uint64_t kOlderInHistoryBit = uint64_t(1) << 55;
+    static constexpr int kDepthShift = 56;  // 8 bits
+    static constexpr uint64_t kDepthMask = uint64_t(0xff) << kDepthShift;
+    // The value bytes start right after size_, inside the object's tail
+    // padding (sizeof(Update) is 32, alignment 8): nothing copies an
+    // Update, so the padding is ours.
+    static constexpr size_t kHeaderBytes = 28;
+    static size_t allocationBytes(size_t valueBytes) {
+        return kHeaderBytes + valueBytes < sizeof(Update) ? sizeof(Update)
+                                                          : kHeaderBytes + valueBytes;
+    }
+
+    static uint64_t depthBits(unsigned depth) {
+        return uint64_t(depth < 255 ? depth : 255) << kDepthShift;
+    }
+    void update(uint64_t mask, uint64_t bits, std::memory_order order) {
+        uint64_t old = meta_.load(std::memory_order_relaxed);
+        while (!meta_.compare_exchange_weak(old, (old & ~mask) | bits, order,
+                                            std::memory_order_relaxed)) {
+        }
+    }
+    // Before the update is published nobody else touches meta_.
+    void setDepthUnpublished(unsigned depth) {
+        meta_.store((meta_.load(std::memory_order_relaxed) & ~kDepthMask) | depthBits(depth),
+                    std::memory_order_relaxed);
+    }
+    void setState(UpdateState s) {
+        update(kStateMask, uint64_t(s) << kStateShift, std::memory_order_release);
+    }
+
     Update(TxnId txnId, bool tombstone, uint32_t size)
-        : txnId_(txnId), size_(size), tombstone_(tombstone) {}
-    const char* data() const { return reinterpret_cast<const char*>(this + 1); }
-    char* data() { return reinterpret_cast<char*>(this + 1); }
+        : meta_((txnId & kIdMask) | (tombstone ? kTombstoneBit : 0) | depthBits(1)),
+          size_(size) {}
+    const char* data() const { return reinterpret_cast<const char*>(this) + kHeaderBytes; }
+    char* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
 
     std::atomic<Update*> next_{nullptr};
-    const TxnId txnId_;
+    std::atomic<uint64_t> meta_;
     std::atomic<Timestamp> startTs_{kNoTimestamp};
     const uint32_t size_;
-    std::atomic<UpdateState> state_{UpdateState::kUncommitted};
-    const bool tombstone_;
-    std::atomic<bool> olderInHistory_{false};
-    std::atomic<uint8_t> depth_{1};
 };
 
 /// The newest version below `u` that another transaction wrote and did not
@@ -161,8 +209,7 @@ class VersionSlot {
     static void linkAbove(Update* update, Update* next) {
         update->next_.store(next, std::memory_order_relaxed);  // published by the caller's CAS
         unsigned below = next ? next->depth() : 0;
-        update->depth_.store(static_cast<uint8_t>(below < 255 ? below + 1 : 255),
-                             std::memory_order_relaxed);
+        update->setDepthUnpublished(below + 1);
     }
 };
 

@@ -754,3 +754,53 @@ TEST_CASE("isolation: timestamps and stats stay consistent while other threads c
     CHECK(mgr.stats().active == 0);
     CHECK(mgr.stats().committed == static_cast<uint64_t>((kWriters + 1) * txnsPerWriter));
 }
+
+TEST_CASE("updates: an owner's state changes and sweeps' depth and history marks on one word lose nothing") {
+    // The owner commits or aborts each version while two sweep-like threads
+    // set depths and history marks on the same versions: each is a
+    // read-modify-write of the shared word, so none may undo another's
+    // field or the id.
+    constexpr int kVersions = 2000;
+    std::vector<Update*> versions;
+    for (int i = 0; i < kVersions; ++i)
+        versions.push_back(Update::make(Update::kMaxTxnId - TxnId(i), i % 5 == 0, "value"));
+    std::latch start(3);
+    std::thread owner([&] {
+        start.arrive_and_wait();
+        for (int i = 0; i < kVersions; ++i) {
+            if (i % 3 == 0) {
+                versions[size_t(i)]->markAborted();
+                continue;
+            }
+            versions[size_t(i)]->markPrepared(10);
+            versions[size_t(i)]->markCommitted(20 + uint64_t(i));
+        }
+    });
+    std::vector<std::thread> sweeps;
+    for (int t = 0; t < 2; ++t)
+        sweeps.emplace_back([&, t] {
+            start.arrive_and_wait();
+            for (int round = 0; round < 4; ++round)
+                for (int i = 0; i < kVersions; ++i) {
+                    Update* u = versions[size_t(i)];
+                    if (t == 0)
+                        u->setDepth(unsigned(i % 200) + 2);
+                    else if (i % 2 == 0)
+                        u->truncateBelow(true);
+                }
+        });
+    owner.join();
+    for (std::thread& s : sweeps)
+        s.join();
+    for (int i = 0; i < kVersions; ++i) {
+        const Update* u = versions[size_t(i)];
+        CAPTURE(i);
+        CHECK(u->txnId() == Update::kMaxTxnId - TxnId(i));
+        CHECK(u->isTombstone() == (i % 5 == 0));
+        CHECK(u->state() == (i % 3 == 0 ? UpdateState::kAborted : UpdateState::kCommitted));
+        CHECK(u->olderInHistory() == (i % 2 == 0));
+        CHECK((u->depth() == 1 || u->depth() == unsigned(i % 200) + 2));
+    }
+    for (Update* u : versions)
+        Update::destroy(u);
+}

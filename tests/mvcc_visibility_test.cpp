@@ -446,6 +446,80 @@ TEST_CASE("visibility: updates record their transaction, timestamps and state at
     // A chain holds its versions' bytes and nothing else (the engine keeps
     // the head in the B+tree leaf, not in an object of its own).
     CHECK(c["a"].footprint() == a->footprint());
-    CHECK(a->footprint() == sizeof(Update) + 2);
+    // The value starts inside the header's tail padding: 28 + 2 bytes fit
+    // the object's own 32.
+    CHECK(a->footprint() == sizeof(Update));
     CHECK(b->footprint() == sizeof(Update));
+}
+
+TEST_CASE("updates: a version's header is 28 bytes, so a 100-byte value's version is 128") {
+    const std::string value(100, 'v');
+    Update* u = Update::make(7, false, value);
+    CHECK(u->footprint() == 128);
+    CHECK(u->value() == value);
+    Update::destroy(u);
+    Update* big = Update::make(7, false, std::string(5000, 'w'));  // past the arena: operator new
+    CHECK(big->footprint() == 28 + 5000);
+    CHECK(big->value() == std::string(5000, 'w'));
+    Update::destroy(big);
+}
+
+TEST_CASE("updates: state, tombstone, history mark and depth share a word without touching the id") {
+    for (bool tombstone : {false, true}) {
+        for (TxnId id : {TxnId(1), TxnId(0x123456789ab), Update::kMaxTxnId}) {
+            CAPTURE(id);
+            Update* u = Update::make(id, tombstone, "abc");
+            auto same = [&](UpdateState state, bool marked, unsigned depth) {
+                CHECK(u->txnId() == id);
+                CHECK(u->isTombstone() == tombstone);
+                CHECK(u->value() == (tombstone ? "" : "abc"));
+                CHECK(u->state() == state);
+                CHECK(u->olderInHistory() == marked);
+                CHECK(u->depth() == depth);
+            };
+            same(UpdateState::kUncommitted, false, 1);
+            u->markPrepared(30);
+            same(UpdateState::kPrepared, false, 1);
+            CHECK(u->startTs() == 30);
+            u->setDepth(300);  // saturates
+            same(UpdateState::kPrepared, false, 255);
+            u->markCommitted(35);
+            same(UpdateState::kCommitted, false, 255);
+            CHECK(u->startTs() == 35);
+            u->truncateBelow(true);
+            same(UpdateState::kCommitted, true, 1);
+            u->setDepth(9);
+            u->truncateBelow(false);  // the mark stays
+            same(UpdateState::kCommitted, true, 1);
+            Update::destroy(u);
+        }
+    }
+    Update* aborted = Update::make(Update::kMaxTxnId, false, "x");
+    aborted->markAborted();
+    CHECK(aborted->state() == UpdateState::kAborted);
+    CHECK(aborted->txnId() == Update::kMaxTxnId);
+    Update::destroy(aborted);
+}
+
+TEST_CASE("transaction ids: a logged id past what a version can carry is corruption; none is handed out") {
+    TransactionManager mgr;
+    Status s = mgr.raiseNextTxnId(Update::kMaxTxnId + 1);
+    CHECK(s.code() == StatusCode::kCorruption);
+    CHECK(contains(s.message(), std::to_string(Update::kMaxTxnId + 1)));
+    // The last id is handed out; the one after it is refused, with nothing written.
+    REQUIRE_OK(mgr.raiseNextTxnId(Update::kMaxTxnId - 1));
+    Collection c;
+    Transaction last;
+    REQUIRE_OK(mgr.begin(last));
+    REQUIRE_OK(put(mgr, last, c["a"], "va"));
+    CHECK(last.id() == Update::kMaxTxnId);
+    CHECK(c["a"].head()->txnId() == Update::kMaxTxnId);
+    REQUIRE_OK(mgr.commit(last, 5));
+    Transaction next;
+    REQUIRE_OK(mgr.begin(next));
+    Status exhausted = put(mgr, next, c["b"], "vb");
+    CHECK(exhausted.code() == StatusCode::kInternal);
+    CHECK(contains(exhausted.message(), "exhausted"));
+    CHECK(c["b"].head() == nullptr);
+    mgr.abort(next);
 }
