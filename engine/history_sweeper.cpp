@@ -115,11 +115,17 @@ mvcc::Horizon HistorySweeper::lastHorizon() const {
     return h;
 }
 
-void HistorySweeper::cutBelow(mvcc::Update* head, mvcc::Update* keep,
-                              const std::vector<mvcc::Update*>& cut, bool moved) {
+size_t HistorySweeper::cutBelow(mvcc::Update* head, mvcc::Update* keep, bool moved) {
+    mvcc::Update* below = keep->next();
     keep->truncateBelow(moved);
-    for (mvcc::Update* v : cut)
+    // Unlinked now; the caller's pin keeps them readable while we walk them.
+    size_t cut = 0;
+    for (mvcc::Update* v = below; v;) {
+        mvcc::Update* older = v->next();
         epochs_.retire(v, &destroyUpdate);
+        v = older;
+        ++cut;
+    }
     // The versions above the cut still carry the old depth; without this
     // every later write would pass the bound and sweep again.
     unsigned above = 0;
@@ -127,6 +133,7 @@ void HistorySweeper::cutBelow(mvcc::Update* head, mvcc::Update* keep,
         ++above;
     for (mvcc::Update* u = head; u != keep; u = u->next())
         u->setDepth(1 + above--);
+    return cut;
 }
 
 void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Update* head,
@@ -139,11 +146,9 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Up
     if (mvcc::Update* below = newest->next()) {
         // Below the newest committed version every version is committed or
         // aborted (a writer cannot write under an uncommitted version).
-        std::vector<mvcc::Update*> cut;
         bool moved = newest->olderInHistory();
         const mvcc::Update* stop = newest;  // the version that replaced v
         for (mvcc::Update* v = below; v; v = v->next()) {
-            cut.push_back(v);
             moved = moved || v->olderInHistory();
             if (v->state() != mvcc::UpdateState::kCommitted)
                 continue;  // aborted: nobody reads it
@@ -162,7 +167,7 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Up
         }
         // Into the history store first, then the cut: a reader that sees the
         // shorter chain sees the mark and finds the versions there.
-        cutBelow(head, newest, cut, moved);
+        cutBelow(head, newest, moved);
     }
     // A key that is only a deletion every reader sees leaves the tree.
     if (head == newest && newest->isTombstone() &&
@@ -182,14 +187,10 @@ void HistorySweeper::freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h) 
         floor = floor->next();
     if (!floor || !floor->next())
         return;
-    std::vector<mvcc::Update*> cut;
     bool moved = floor->olderInHistory();
-    for (mvcc::Update* v = floor->next(); v; v = v->next()) {
-        cut.push_back(v);
+    for (mvcc::Update* v = floor->next(); v; v = v->next())
         moved = moved || v->olderInHistory();  // kept: the pass discards those entries
-    }
-    cutBelow(head, floor, cut, moved);
-    freed_.fetch_add(cut.size(), std::memory_order_relaxed);
+    freed_.fetch_add(cutBelow(head, floor, moved), std::memory_order_relaxed);
 }
 
 void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
@@ -232,8 +233,9 @@ void HistorySweeper::sweepAll() {
             }
             std::lock_guard stripe(stripeFor(coll->id(), c.key()));
             auto guard = epochs_.pin();
-            sweepChain(*coll, c.key(),
-                       const_cast<mvcc::Update*>(coll->newestVersion(c.key())), h);
+            // The head as it is now, under the stripe: the cursor reads the
+            // leaf slot again (or looks the key up when the leaf changed).
+            sweepChain(*coll, c.key(), static_cast<mvcc::Update*>(c.value()), h);
         }
     }
     // Collections created after the list was taken have larger ids.

@@ -107,9 +107,9 @@ class HistorySweeper {
                     const mvcc::Horizon& h);
     void freeUnreadable(mvcc::Update* head, const mvcc::Horizon& h);
     // Cuts the chain below `keep` (marked olderInHistory when `moved`),
-    // retires `cut` (every version below it) and re-sets the depths above.
-    void cutBelow(mvcc::Update* head, mvcc::Update* keep, const std::vector<mvcc::Update*>& cut,
-                  bool moved);
+    // retires every version below it and re-sets the depths above. Returns
+    // how many it retired.
+    size_t cutBelow(mvcc::Update* head, mvcc::Update* keep, bool moved);
     std::mutex& stripeFor(uint32_t collection, std::string_view key);
     void run(std::chrono::milliseconds interval);
 
