@@ -173,6 +173,10 @@ class Engine {
     /// called while this thread holds an open transaction's cursor pin (it
     /// never is through the public API).
     void sweepHistory() { sweeper_.sweepAll(); }
+    /// A test seam (HistorySweeper::setPassTestHook).
+    void setHistoryPassTestHook(std::function<void()> hook) {
+        sweeper_.setPassTestHook(std::move(hook));
+    }
 
     /// Every figure at once. Walks every update chain for the chain figures:
     /// O(keys), meant for shells, tests and benchmarks, not hot paths.

@@ -143,6 +143,16 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Up
         newest = newest->next();
     if (!newest)
         return;  // nothing committed yet: nothing to sweep
+    if (h.newerThanHorizon(newest->txnId())) {
+        // Committed after the horizon was taken (during a pass, which takes
+        // a while over a large tree): whether a reader still needs what it
+        // replaced is for the next pass to judge. Moving those versions now
+        // would fill the store with entries the next pass discards (a third
+        // of a pass's time beside a steady overwriter); free only what every
+        // reader has passed.
+        freeUnreadable(head, h);
+        return;
+    }
     if (mvcc::Update* below = newest->next()) {
         // Below the newest committed version every version is committed or
         // aborted (a writer cannot write under an uncommitted version).
@@ -216,6 +226,8 @@ void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
 void HistorySweeper::sweepAll() {
     std::lock_guard pass(passMutex_);
     mvcc::Horizon h = refreshHorizon(true);
+    if (passTestHook_) [[unlikely]]
+        passTestHook_();
     uint32_t maxId = 0;
     std::vector<std::shared_ptr<Collection>> colls = catalog_.all(&maxId);
     std::unordered_set<uint32_t> live;

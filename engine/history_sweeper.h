@@ -37,6 +37,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -75,6 +76,9 @@ class HistorySweeper {
     /// works, but the grace period cannot end during it, so it judges
     /// implicit readers by an older snapshot floor (frees less).
     void sweepAll();
+    /// A test seam: `hook` runs in every later pass right after it has taken
+    /// its horizon, before it walks the tree. Set while no pass runs.
+    void setPassTestHook(std::function<void()> hook) { passTestHook_ = std::move(hook); }
 
     /// Sweeps the chain of one key now, unless a sweep holds it already:
     /// frees the versions below the newest one every reader sees. Versions
@@ -113,6 +117,7 @@ class HistorySweeper {
     std::mutex& stripeFor(uint32_t collection, std::string_view key);
     void run(std::chrono::milliseconds interval);
 
+    std::function<void()> passTestHook_;
     Catalog& catalog_;
     mvcc::TransactionManager& txns_;
     historystore::HistoryStore& history_;

@@ -196,7 +196,6 @@ Status Engine::replay(const DurableLog::Recovered& recovered, const LoadedCheckp
     // timestamp: all_durable and the clock reached it before the crash, so
     // they do again (also when the checkpoint held the commit). Last, so a
     // transaction rebuilt prepared below it still holds all_durable back.
-    // The replayed versions keep their commit timestamp as durable.
     for (const DurableLog::Record& r : records)
         if (r.preparedDurableTs != mvcc::kNoTimestamp)
             txns_.noteLoggedTimestamp(r.preparedDurableTs);

@@ -937,6 +937,7 @@ Horizon TransactionManager::horizon(TxnId unregisteredFloor,
     Horizon h;
     h.pinnedTs = std::min(pinnedLocked(), unregisteredReadPoint);
     h.oldestId = unregisteredFloor;
+    h.newestId = nextId_;
     for (const Transaction* t = activeHead_; t; t = t->nextActive_)
         if (t->prepareTs_ == kNoTimestamp) {  // a prepared one reads nothing more
             h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);

@@ -108,6 +108,13 @@ class TimestampPin {
 struct Horizon {
     Timestamp pinnedTs = kNoTimestamp;  // 0: nothing is visible to all by timestamp
     TxnId oldestId = kNoTxnId;          // 0: nothing is visible to all by id
+    /// Ids from here on were handed out after the horizon was taken: a
+    /// version they wrote is too new for it to judge what that version
+    /// replaced (kNoTxnId: unknown, every id counts as older).
+    TxnId newestId = kNoTxnId;
+    bool newerThanHorizon(TxnId txnId) const {
+        return newestId != kNoTxnId && txnId >= newestId;
+    }
     bool visibleToAll(TxnId txnId, Timestamp startTs) const {
         return txnId < oldestId && startTs <= pinnedTs;
     }
