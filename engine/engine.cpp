@@ -397,6 +397,7 @@ EngineStats Engine::stats() const {
     h.versionsFreed = sw.versionsFreed;
     h.keysRemoved = sw.keysRemoved;
     h.historyDiscarded = sw.historyDiscarded;
+    h.walksSkipped = sw.walksSkipped;
     if (logging_) {
         out.hasOplog = true;
         out.oplog = oplog_->stats();
@@ -459,7 +460,8 @@ std::string Engine::statsJson() const {
                       {"versionsMoved", h.versionsMoved},
                       {"versionsFreed", h.versionsFreed},
                       {"keysRemoved", h.keysRemoved},
-                      {"historyDiscarded", h.historyDiscarded}}}};
+                      {"historyDiscarded", h.historyDiscarded},
+                      {"walksSkipped", h.walksSkipped}}}};
     nlohmann::json colls = nlohmann::json::object();
     for (const auto& c : s.collections) {
         colls[c.ns] = {{"keys", c.keys},

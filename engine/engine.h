@@ -173,6 +173,9 @@ class Engine {
     /// called while this thread holds an open transaction's cursor pin (it
     /// never is through the public API).
     void sweepHistory() { sweeper_.sweepAll(); }
+    /// A test seam: one pass as the background thread runs it (it may skip
+    /// the walk of the tree; HistorySweeper::backgroundPass).
+    void backgroundHistoryPass() { sweeper_.backgroundPass(); }
     /// A test seam (HistorySweeper::setPassTestHook).
     void setHistoryPassTestHook(std::function<void()> hook) {
         sweeper_.setPassTestHook(std::move(hook));

@@ -52,6 +52,7 @@ struct HistoryStats {
     uint64_t versionsFreed = 0;
     uint64_t keysRemoved = 0;
     uint64_t historyDiscarded = 0;
+    uint64_t walksSkipped = 0;  // background passes with nothing to walk for
 };
 
 struct EngineStats {

@@ -75,7 +75,7 @@ void HistorySweeper::run(std::chrono::milliseconds interval) {
             break;
         lock.unlock();
         if (!failpoint::pauseHistorySweep.check())  // explicit sweeps still run
-            sweepAll();
+            backgroundPass();
         lock.lock();
     }
 }
@@ -143,13 +143,16 @@ void HistorySweeper::sweepChain(Collection& coll, std::string_view key, mvcc::Up
         newest = newest->next();
     if (!newest)
         return;  // nothing committed yet: nothing to sweep
-    if (h.newerThanHorizon(newest->txnId())) {
+    if (h.newerThanHorizon(newest->txnId()) && head->depth() < kKeyMoveDepth) {
         // Committed after the horizon was taken (during a pass, which takes
         // a while over a large tree): whether a reader still needs what it
         // replaced is for the next pass to judge. Moving those versions now
         // would fill the store with entries the next pass discards (a third
         // of a pass's time beside a steady overwriter); free only what every
-        // reader has passed.
+        // reader has passed. Not for a deep chain: a key rewritten faster
+        // than a pass reaches it would then never be moved while an old
+        // reader holds its versions (with chainSweepBound 0 nothing else
+        // would), so such a chain is swept as before.
         freeUnreadable(head, h);
         return;
     }
@@ -223,8 +226,15 @@ void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
     keySweeps_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void HistorySweeper::sweepAll() {
-    std::lock_guard pass(passMutex_);
+void HistorySweeper::pass(bool mayskipWalk) {
+    std::lock_guard passLock(passMutex_);
+    // Taken before the walk: a write after this notes work for the next one.
+    // A key the walk finds clean (one version, not a deletion) becomes
+    // unclean only through such a write.
+    const bool noted = workNoted_.exchange(false, std::memory_order_acq_rel);
+    const bool walk = !mayskipWalk || noted || !lastWalkClean_;
+    if (!walk)
+        walksSkipped_.fetch_add(1, std::memory_order_relaxed);
     mvcc::Horizon h = refreshHorizon(true);
     if (passTestHook_) [[unlikely]]
         passTestHook_();
@@ -233,7 +243,8 @@ void HistorySweeper::sweepAll() {
     std::unordered_set<uint32_t> live;
     for (const auto& c : colls)
         live.insert(c->id());
-    for (const auto& coll : colls) {
+    bool clean = true;
+    for (const auto& coll : walk ? colls : std::vector<std::shared_ptr<Collection>>{}) {
         BTree::Cursor c(coll->tree());
         for (c.seekFirst(); c.valid(); c.next()) {
             {
@@ -243,6 +254,7 @@ void HistorySweeper::sweepAll() {
                 if (!head || (!head->next() && !head->isTombstone()))
                     continue;
             }
+            clean = false;
             std::lock_guard stripe(stripeFor(coll->id(), c.key()));
             auto guard = epochs_.pin();
             // The head as it is now, under the stripe: the cursor reads the
@@ -254,6 +266,8 @@ void HistorySweeper::sweepAll() {
     size_t discarded = history_.discardObsolete(
         h, [&](uint32_t id) { return id <= maxId && live.count(id) == 0; });
     discarded_.fetch_add(discarded, std::memory_order_relaxed);
+    if (walk)
+        lastWalkClean_ = clean;
     passes_.fetch_add(1, std::memory_order_relaxed);
     epochs_.reclaim();
 }
@@ -262,6 +276,7 @@ SweepStats HistorySweeper::stats() const {
     SweepStats s;
     s.passes = passes_.load(std::memory_order_relaxed);
     s.keySweeps = keySweeps_.load(std::memory_order_relaxed);
+    s.walksSkipped = walksSkipped_.load(std::memory_order_relaxed);
     s.versionsMoved = moved_.load(std::memory_order_relaxed);
     s.versionsFreed = freed_.load(std::memory_order_relaxed);
     s.keysRemoved = keysRemoved_.load(std::memory_order_relaxed);

@@ -57,6 +57,7 @@ struct SweepStats {
     uint64_t versionsFreed = 0;  // obsolete or aborted, freed from chains
     uint64_t keysRemoved = 0;    // keys left as a tombstone visible to all
     uint64_t historyDiscarded = 0;  // history entries removed
+    uint64_t walksSkipped = 0;      // background passes that had no reason to walk the tree
 };
 
 class HistorySweeper {
@@ -75,7 +76,19 @@ class HistorySweeper {
     /// Passes run one at a time. Called with an epoch pin held it still
     /// works, but the grace period cannot end during it, so it judges
     /// implicit readers by an older snapshot floor (frees less).
-    void sweepAll();
+    void sweepAll() { pass(false); }
+    /// What the background thread runs every interval: sweepAll(), except
+    /// that it skips the walk of the tree when the last walk found every key
+    /// a single version (not a deletion) and no write noted work since.
+    void backgroundPass() { pass(true); }
+
+    /// A write left a chain more than one version deep or wrote a deletion:
+    /// the next background pass must walk the tree. Cheap when already
+    /// noted (a load), so every such write may call it.
+    void noteWork() {
+        if (!workNoted_.load(std::memory_order_relaxed))
+            workNoted_.store(true, std::memory_order_release);
+    }
     /// A test seam: `hook` runs in every later pass right after it has taken
     /// its horizon, before it walks the tree. Set while no pass runs.
     void setPassTestHook(std::function<void()> hook) { passTestHook_ = std::move(hook); }
@@ -116,6 +129,11 @@ class HistorySweeper {
     size_t cutBelow(mvcc::Update* head, mvcc::Update* keep, bool moved);
     std::mutex& stripeFor(uint32_t collection, std::string_view key);
     void run(std::chrono::milliseconds interval);
+    // A pass; `mayskipWalk`: skip the walk of the tree when the last walk
+    // found every key a single live version and no write noted work since
+    // (the background pass: a large tree of keys nobody rewrites costs a
+    // walk per interval for nothing otherwise).
+    void pass(bool mayskipWalk);  // backgroundPass: true
 
     std::function<void()> passTestHook_;
     Catalog& catalog_;
@@ -134,6 +152,12 @@ class HistorySweeper {
     // At most one marker waits for its grace period at a time (a writer's
     // sweep would otherwise retire one per sweep).
     std::shared_ptr<std::atomic<bool>> markerPending_;
+    // Set by noteWork, taken by each walk as it starts.
+    std::atomic<bool> workNoted_{true};
+    // The last walk found every key a single version, not a deletion
+    // (passMutex_).
+    bool lastWalkClean_ = false;
+    std::atomic<uint64_t> walksSkipped_{0};
     std::atomic<mvcc::Timestamp> lastPinned_{0};
     std::atomic<mvcc::TxnId> lastOldestId_{0};
 

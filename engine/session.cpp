@@ -621,6 +621,10 @@ Status Session::applyWrite(WriteOp op, Collection& coll, std::string_view key,
             return notFound();
         auto kind = op == WriteOp::kRemove ? mvcc::WriteKind::kTombstone : mvcc::WriteKind::kValue;
         s = txns.write(txn_, slot, kind, value, coll.id());
+        // Something for the next background pass to sweep (a chain, or a
+        // deletion that may leave the tree); a lone new version is not.
+        if (s.ok() && (kind == mvcc::WriteKind::kTombstone || slot.head()->next()))
+            engine_.sweeper_.noteWork();
         if (s.ok() && keepsOplogEntry)
             logOp = oplogOp(op);  // before the sweep below trims the chain
         // A deep chain is swept now rather than at the next pass.

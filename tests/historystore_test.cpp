@@ -181,6 +181,63 @@ TEST_CASE("history: a long-running snapshot pins history until it ends") {
     CHECK(freed.history.pinned == ts);
 }
 
+TEST_CASE("history: a background pass walks the tree only when a write or the last walk left work") {
+    auto engine = openEngine(manualSweep());
+    auto w = engine->openSession();
+    mustOk(w->createCollection("db.c"));
+    auto moveOldest = [&] {
+        mvcc::Timestamps t = engine->timestamps();
+        mustOk(engine->setStableTimestamp(t.clock));
+        mustOk(engine->setOldestTimestamp(t.clock));
+    };
+    auto skipped = [&] { return engine->stats().history.walksSkipped; };
+    for (int i = 0; i < 100; ++i)
+        mustOk(w->put("db.c", "k" + std::to_string(i), "v"));
+    engine->backgroundHistoryPass();  // writes were noted at open: walks
+    CHECK(skipped() == 0);
+    engine->backgroundHistoryPass();  // every key one live version, no write since
+    CHECK(skipped() == 1);
+    mustOk(w->put("db.c", "new", "v"));  // a new key alone is nothing to sweep
+    engine->backgroundHistoryPass();
+    CHECK(skipped() == 2);
+    CHECK(engine->stats().history.sweepPasses == 3);
+
+    // An overwrite: the next pass walks and frees the old version.
+    mustOk(w->put("db.c", "k1", "v2"));
+    moveOldest();
+    const uint64_t freedBefore = engine->stats().history.versionsFreed;
+    engine->backgroundHistoryPass();
+    CHECK(skipped() == 2);
+    CHECK(engine->stats().history.versionsFreed == freedBefore + 1);
+    engine->backgroundHistoryPass();  // that walk found k1 with two versions: walk again
+    CHECK(skipped() == 2);
+    engine->backgroundHistoryPass();  // now clean
+    CHECK(skipped() == 3);
+
+    // A deletion that not every reader has passed stays; the walks go on
+    // with no write until it can leave the tree.
+    auto r = engine->openSession();
+    mustOk(r->begin());
+    CHECK(getOr(*r, "db.c", "k2") == "v");
+    mustOk(w->remove("db.c", "k2"));
+    engine->backgroundHistoryPass();
+    engine->backgroundHistoryPass();
+    CHECK(skipped() == 3);
+    CHECK(engine->stats().history.keysRemoved == 0);
+    CHECK(getOr(*r, "db.c", "k2") == "v");
+    mustOk(r->commit());
+    moveOldest();
+    engine->backgroundHistoryPass();
+    CHECK(engine->stats().history.keysRemoved == 1);
+    engine->backgroundHistoryPass();
+    engine->backgroundHistoryPass();
+    CHECK(skipped() == 4);
+    CHECK(getOr(*w, "db.c", "k2") == "<NotFound>");
+    CHECK(getOr(*w, "db.c", "k1") == "v2");
+    engine->sweepHistory();  // an explicit sweep always walks
+    CHECK(skipped() == 4);
+}
+
 TEST_CASE("history: a pass leaves to the next one what was replaced after it took its horizon") {
     auto engine = openEngine(manualSweep());
     auto w = engine->openSession();
