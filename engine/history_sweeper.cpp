@@ -226,12 +226,32 @@ void HistorySweeper::sweepKey(Collection& coll, std::string_view key) {
     keySweeps_.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+// Whether a later pass could still do something for a key whose chain starts
+// at `head`, just swept: aborted versions on top are skipped (no pass
+// unlinks those; the key's next write does), an uncommitted or prepared
+// version's end decides what the chain needs, and a committed one leaves
+// work while versions remain below it (left for the next pass) or while it
+// is a deletion not every reader has passed.
+bool leftWork(const mvcc::Update* head) {
+    const mvcc::Update* u = head;
+    while (u && u->state() == mvcc::UpdateState::kAborted)
+        u = u->next();
+    if (!u)
+        return false;
+    if (u->state() != mvcc::UpdateState::kCommitted)
+        return true;
+    return u->next() != nullptr || u->isTombstone();
+}
+}  // namespace
+
 void HistorySweeper::pass(bool mayskipWalk) {
     std::lock_guard passLock(passMutex_);
     // Taken before the walk: a write after this notes work for the next one.
     // A key the walk finds clean (one version, not a deletion) becomes
     // unclean only through such a write.
     const bool noted = workNoted_.exchange(false, std::memory_order_acq_rel);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with noteWork's
     const bool walk = !mayskipWalk || noted || !lastWalkClean_;
     if (!walk)
         walksSkipped_.fetch_add(1, std::memory_order_relaxed);
@@ -254,12 +274,13 @@ void HistorySweeper::pass(bool mayskipWalk) {
                 if (!head || (!head->next() && !head->isTombstone()))
                     continue;
             }
-            clean = false;
             std::lock_guard stripe(stripeFor(coll->id(), c.key()));
             auto guard = epochs_.pin();
             // The head as it is now, under the stripe: the cursor reads the
             // leaf slot again (or looks the key up when the leaf changed).
             sweepChain(*coll, c.key(), static_cast<mvcc::Update*>(c.value()), h);
+            if (leftWork(static_cast<const mvcc::Update*>(c.value())))
+                clean = false;
         }
     }
     // Collections created after the list was taken have larger ids.

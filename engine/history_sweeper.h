@@ -86,6 +86,11 @@ class HistorySweeper {
     /// the next background pass must walk the tree. Cheap when already
     /// noted (a load), so every such write may call it.
     void noteWork() {
+        // The fence orders the caller's publication of the version before
+        // the load, as the pass's fence orders its exchange before its walk:
+        // either this load sees the pass's clear (and sets the flag again)
+        // or the walk sees the version (store buffering, both sides fenced).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!workNoted_.load(std::memory_order_relaxed))
             workNoted_.store(true, std::memory_order_release);
     }
