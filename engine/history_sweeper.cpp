@@ -251,7 +251,9 @@ void HistorySweeper::pass(bool mayskipWalk) {
     // A key the walk finds clean (one version, not a deletion) becomes
     // unclean only through such a write.
     const bool noted = workNoted_.exchange(false, std::memory_order_acq_rel);
+#if !defined(__SANITIZE_THREAD__)
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with noteWork's
+#endif
     const bool walk = !mayskipWalk || noted || !lastWalkClean_;
     if (!walk)
         walksSkipped_.fetch_add(1, std::memory_order_relaxed);

@@ -90,9 +90,15 @@ class HistorySweeper {
         // the load, as the pass's fence orders its exchange before its walk:
         // either this load sees the pass's clear (and sets the flag again)
         // or the walk sees the version (store buffering, both sides fenced).
+#if defined(__SANITIZE_THREAD__)
+        // ThreadSanitizer does not model fences: a release exchange, which
+        // the pass's acquire exchange reads from, orders the same way.
+        workNoted_.exchange(true, std::memory_order_acq_rel);
+#else
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!workNoted_.load(std::memory_order_relaxed))
             workNoted_.store(true, std::memory_order_release);
+#endif
     }
     /// A test seam: `hook` runs in every later pass right after it has taken
     /// its horizon, before it walks the tree. Set while no pass runs.
