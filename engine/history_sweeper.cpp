@@ -245,6 +245,31 @@ bool leftWork(const mvcc::Update* head) {
 }
 }  // namespace
 
+bool HistorySweeper::sweepChains(const std::vector<std::shared_ptr<Collection>>& colls,
+                                 const mvcc::Horizon& h) {
+    bool clean = true;
+    for (const auto& coll : colls) {
+        BTree::Cursor c(coll->tree());
+        for (c.seekFirst(); c.valid(); c.next()) {
+            {
+                // Most chains have nothing to do: skip them without the stripe.
+                auto guard = epochs_.pin();
+                const auto* head = static_cast<const mvcc::Update*>(c.value());
+                if (!head || (!head->next() && !head->isTombstone()))
+                    continue;
+            }
+            std::lock_guard stripe(stripeFor(coll->id(), c.key()));
+            auto guard = epochs_.pin();
+            // The head as it is now, under the stripe: the cursor reads the
+            // leaf slot again (or looks the key up when the leaf changed).
+            sweepChain(*coll, c.key(), static_cast<mvcc::Update*>(c.value()), h);
+            if (leftWork(static_cast<const mvcc::Update*>(c.value())))
+                clean = false;
+        }
+    }
+    return clean;
+}
+
 void HistorySweeper::pass(bool mayskipWalk) {
     std::lock_guard passLock(passMutex_);
     // Taken before the walk: a write after this notes work for the next one.
@@ -265,32 +290,12 @@ void HistorySweeper::pass(bool mayskipWalk) {
     std::unordered_set<uint32_t> live;
     for (const auto& c : colls)
         live.insert(c->id());
-    bool clean = true;
-    for (const auto& coll : walk ? colls : std::vector<std::shared_ptr<Collection>>{}) {
-        BTree::Cursor c(coll->tree());
-        for (c.seekFirst(); c.valid(); c.next()) {
-            {
-                // Most chains have nothing to do: skip them without the stripe.
-                auto guard = epochs_.pin();
-                const auto* head = static_cast<const mvcc::Update*>(c.value());
-                if (!head || (!head->next() && !head->isTombstone()))
-                    continue;
-            }
-            std::lock_guard stripe(stripeFor(coll->id(), c.key()));
-            auto guard = epochs_.pin();
-            // The head as it is now, under the stripe: the cursor reads the
-            // leaf slot again (or looks the key up when the leaf changed).
-            sweepChain(*coll, c.key(), static_cast<mvcc::Update*>(c.value()), h);
-            if (leftWork(static_cast<const mvcc::Update*>(c.value())))
-                clean = false;
-        }
-    }
+    if (walk)
+        lastWalkClean_ = sweepChains(colls, h);
     // Collections created after the list was taken have larger ids.
     size_t discarded = history_.discardObsolete(
         h, [&](uint32_t id) { return id <= maxId && live.count(id) == 0; });
     discarded_.fetch_add(discarded, std::memory_order_relaxed);
-    if (walk)
-        lastWalkClean_ = clean;
     passes_.fetch_add(1, std::memory_order_relaxed);
     epochs_.reclaim();
 }

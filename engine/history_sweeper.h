@@ -36,8 +36,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -145,6 +145,9 @@ class HistorySweeper {
     // (the background pass: a large tree of keys nobody rewrites costs a
     // walk per interval for nothing otherwise).
     void pass(bool mayskipWalk);  // backgroundPass: true
+    // The walk of a pass: every key's chain. True when it left no key with
+    // work a later pass could do.
+    bool sweepChains(const std::vector<std::shared_ptr<Collection>>& colls, const mvcc::Horizon& h);
 
     std::function<void()> passTestHook_;
     Catalog& catalog_;

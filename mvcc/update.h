@@ -61,9 +61,8 @@ class Update {
     /// timestamp while it is kPrepared.
     Timestamp startTs() const { return startTs_.load(std::memory_order_relaxed); }
     // No durable timestamp: no read, sweep or checkpoint decision uses a
-    // version's (all_durable is the transaction manager's), and 8 bytes on
-    // every version of every key is most of what separates mvkv's memory per
-    // key from LMDB's (docs/benchmarks.md).
+    // version's (all_durable is the transaction manager's), and it cost 8
+    // bytes on every version of every key (docs/mvcc.md).
 
     /// Called by the owning transaction at commit: the timestamp first, then
     /// the state with release order so a reader that sees kCommitted sees it.
