@@ -160,6 +160,7 @@ class BTree {
             if (pos_ + 1 >= count_)
                 return false;
             ++pos_;
+            prefetchValue(pos_ + kPrefetchAhead);
             return true;
         }
         /// prev()'s counterpart of nextInBatch().
@@ -167,6 +168,8 @@ class BTree {
             if (pos_ == 0 || pos_ >= count_)
                 return false;
             --pos_;
+            if (pos_ >= kPrefetchAhead)
+                prefetchValue(pos_ - kPrefetchAhead);
             return true;
         }
         /// Previous key strictly less than key(); invalid at the start.
@@ -193,6 +196,28 @@ class BTree {
         // Loads the batch: up to `limit` entries next to `target` in `mode`.
         void fill(std::string_view target, Mode mode, int limit);
 
+        // A scan's values are pointers to objects spread over the heap (for
+        // mvkv, version chains): one DRAM miss per entry that no hardware
+        // prefetcher predicts. The cursor asks for entry i's object this
+        // many steps before it is read, so the misses of a scan overlap
+        // instead of adding up. A hint only: the slot is read racily (nodes
+        // live as long as the tree) and a stale or freed pointer is never
+        // dereferenced, only prefetched, which cannot fault.
+        static constexpr size_t kPrefetchAhead = 8;
+        void prefetchValue(size_t i) const {
+            if (i < count_) {
+                const char* p = static_cast<const char*>(
+                    batchValues_[i].load(std::memory_order_relaxed));
+                if (p != nullptr) {
+                    __builtin_prefetch(p);
+                    // A small value's bytes follow its header. Integer
+                    // arithmetic: the object may be shorter than 64 bytes.
+                    __builtin_prefetch(
+                        reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + 64));
+                }
+            }
+        }
+
         const BTree* tree_;
         // The batch: entries [0, count_) of one leaf, in key order; pos_ is
         // the current one (count_ when invalid).
@@ -203,6 +228,7 @@ class BTree {
         const void* leaf_ = nullptr;
         uint64_t leafVersion_ = 0;
         int firstSlot_ = 0;
+        const std::atomic<Value>* batchValues_ = nullptr;  // the leaf's slot of entry 0
         size_t count_ = 0;
         size_t pos_ = 0;
         std::string target_;  // reused seek key

@@ -7,6 +7,7 @@
 // to its right (forward) or left (backward) on the way down. Every step
 // therefore moves strictly forward or backward in key space, so concurrent
 // splits can neither make it loop nor skip or repeat a key.
+#include <algorithm>
 #include <cstring>
 
 #include "btree/btree.h"
@@ -174,8 +175,12 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
         leaf_ = leaf;
         leafVersion_ = v;
         firstSlot_ = begin;
+        batchValues_ = &leaf->values[begin];
         if (count_ > 0) {
             pos_ = forward ? 0 : count_ - 1;
+            // The first entries the scan will read, nearest first.
+            for (size_t i = 0; i < std::min(count_, kPrefetchAhead + 1); ++i)
+                prefetchValue(forward ? i : count_ - 1 - i);
             return;
         }
         if (fenceBlob == nullptr) {
