@@ -227,8 +227,7 @@ class BTree {
         // long as the tree), its version then, and the slot of entry 0.
         const void* leaf_ = nullptr;
         uint64_t leafVersion_ = 0;
-        int firstSlot_ = 0;
-        const std::atomic<Value>* batchValues_ = nullptr;  // the leaf's slot of entry 0
+        const std::atomic<Value>* batchValues_ = nullptr;  // value() and the prefetch read it
         size_t count_ = 0;
         size_t pos_ = 0;
         std::string target_;  // reused seek key

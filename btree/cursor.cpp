@@ -174,8 +174,7 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
         count_ = span;
         leaf_ = leaf;
         leafVersion_ = v;
-        firstSlot_ = begin;
-        batchValues_ = &leaf->values[begin];
+        batchValues_ = leaf->values + begin;
         if (count_ > 0) {
             pos_ = forward ? 0 : count_ - 1;
             // The first entries the scan will read, nearest first.
@@ -197,12 +196,12 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
 
 BTree::Value BTree::Cursor::value() const {
     // While the leaf keeps the version the batch was copied at, entry pos_
-    // is still in slot firstSlot_ + pos_ (nodes are never freed while the
+    // is still in batchValues_[pos_] (nodes are never freed while the
     // tree lives, so the pointer is safe to read). Any write to the leaf
     // (even the value swap of another key) sends us to a fresh lookup.
     const Leaf* leaf = static_cast<const Leaf*>(leaf_);
     if (leaf->version.load(std::memory_order_acquire) == leafVersion_) {
-        Value value = leaf->values[firstSlot_ + int(pos_)].load(std::memory_order_acquire);
+        Value value = batchValues_[pos_].load(std::memory_order_acquire);
         if (validate(leaf, leafVersion_)) {
             return value;
         }
