@@ -4,6 +4,8 @@
 // leak nor touch freed memory.
 #include "util/epoch.h"
 
+#include "util/process_barrier.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -11,10 +13,21 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 using mvkv::EpochManager;
+using PinFence = EpochManager::PinFence;
+
+// Runs the enclosing test case once per pin fence (a doctest subcase each).
+#define GENERATE_FENCE()                                                              \
+    [] {                                                                              \
+        PinFence f = PinFence::kFull;                                                 \
+        SUBCASE("full fence") { f = PinFence::kFull; }                                \
+        SUBCASE("asymmetric fence") { f = PinFence::kAsymmetric; }                    \
+        return f;                                                                     \
+    }()
 
 namespace {
 
@@ -60,7 +73,8 @@ TEST_CASE("epoch: a retired object outlives every guard that predates the retire
 
 TEST_CASE("epoch: a guard on another thread holds back reclamation; nested guards are one") {
     LiveReset reset;
-    EpochManager epochs;
+    const auto fence = GENERATE_FENCE();
+    EpochManager epochs(fence);
     std::atomic<int> stage{0};
     std::thread reader([&] {
         auto outer = epochs.pin();
@@ -76,6 +90,10 @@ TEST_CASE("epoch: a guard on another thread holds back reclamation; nested guard
         std::this_thread::yield();
     }
     epochs.retireObject(new Tracked);
+    // Tries that may run the process barrier too (every kBarrierEvery-th).
+    for (uint32_t i = 0; i < 4 * EpochManager::kBarrierEvery; ++i) {
+        CHECK(epochs.reclaimIfFree() == 0);
+    }
     CHECK(epochs.reclaim() == 0);
     CHECK(epochs.pendingCount() == 1);
     stage.store(2);
@@ -133,7 +151,8 @@ TEST_CASE("epoch: destruction frees what is pending") {
 
 TEST_CASE("epoch: many threads pin, read, retire and reclaim; no object is seen freed") {
     LiveReset reset;
-    EpochManager epochs;
+    const auto fence = GENERATE_FENCE();
+    EpochManager epochs(fence);
     constexpr int kThreads = 4;
     constexpr int kSlots = 16;
     constexpr int kIters = 20000;
@@ -254,4 +273,60 @@ TEST_CASE("epoch: managers come and go while threads pin them") {
             th.join();
         }
     }
+}
+
+TEST_CASE("epoch: pins are asymmetric by default where the process barrier is available") {
+    EpochManager full(PinFence::kFull);
+    CHECK(full.pinFence() == PinFence::kFull);
+    EpochManager asymmetric(PinFence::kAsymmetric);
+    CHECK(asymmetric.pinFence() == EpochManager::defaultPinFence());
+    EpochManager byDefault;
+    CHECK(byDefault.pinFence() == EpochManager::defaultPinFence());
+#if defined(__SANITIZE_THREAD__)
+    CHECK(EpochManager::defaultPinFence() == PinFence::kFull);
+#else
+    CHECK((EpochManager::defaultPinFence() == PinFence::kAsymmetric) ==
+          mvkv::process_barrier::available());
+#endif
+    MESSAGE("default pin fence here: ",
+            std::string(EpochManager::defaultPinFence() == PinFence::kAsymmetric ? "asymmetric"
+                                                                                 : "full"));
+}
+
+TEST_CASE("epoch: reclaimIfFree runs the process barrier only every kBarrierEvery tries; idle threads are parked") {
+    LiveReset reset;
+    const auto fence = GENERATE_FENCE();
+    EpochManager epochs(fence);
+    // An owned record that reads unpinned (this thread's, after a pin) is
+    // what only the barrier can confirm under asymmetric pins.
+    { auto guard = epochs.pin(); }
+    epochs.retireObject(new Tracked);
+    const bool asymmetric = epochs.pinFence() == PinFence::kAsymmetric;
+    uint32_t tries = 0;
+    size_t freed = 0;
+    while (freed == 0 && tries < 2 * EpochManager::kBarrierEvery) {
+        ++tries;
+        freed = epochs.reclaimIfFree();
+        if (freed == 0) {
+            CHECK(epochs.barriersRun() == 0);  // skipped, not run
+        }
+    }
+    CHECK(freed == 1);
+    CHECK(tries == (asymmetric ? EpochManager::kBarrierEvery : 1));
+    // One barrier (it parks the record, so the second advance needs none);
+    // none with full-fence pins.
+    CHECK(epochs.barriersRun() == (asymmetric ? 1u : 0u));
+    // The barrier parked this thread's idle record: the next try needs none.
+    epochs.retireObject(new Tracked);
+    CHECK(epochs.reclaimIfFree() == 1);
+    CHECK(epochs.barriersRun() == (asymmetric ? 1u : 0u));
+    // A pin unparks it (with a full fence): tries need the barrier again.
+    { auto guard = epochs.pin(); }
+    epochs.retireObject(new Tracked);
+    if (asymmetric) {
+        CHECK(epochs.reclaimIfFree() == 0);
+    }
+    // reclaim() waits and pays for the barrier whenever it needs one.
+    CHECK(epochs.reclaim() == 1);
+    CHECK(epochs.barriersRun() == (asymmetric ? 2u : 0u));
 }

@@ -5,6 +5,19 @@
 //    (epoch << 1) | 1 for the global epoch it read when it pinned.
 // 2. The global epoch moves from g to g + 1 only while no record is pinned at
 //    an epoch other than g (checked under mutex_, the only place it moves).
+//    With asymmetric pins a record that reads 0 may hide a pin still in its
+//    thread's store buffer, whose reads have begun; so when an owned record
+//    reads 0 the check runs process_barrier::heavy() and reads every record
+//    again, and only that second reading counts. After the barrier a pin made
+//    before it is visible, and a pin made after it reads memory at least as
+//    new as at the barrier, when what is retired so far was already unlinked.
+//    Threads that stay idle would make every reclaim pay for a barrier, so
+//    the barrier also parks every owned record first: the owner's next pin
+//    publishes itself, then reads `parked`, and if set takes a full fence
+//    (an exchange) before it reads anything and clears the flag. A parked
+//    record's 0 is then as reliable as a fully fenced pin's: the pin either
+//    saw the flag (and fenced), or read it before the barrier parked it, so
+//    its store preceded the barrier and the barrier's second reading sees it.
 // 3. An object retired at epoch e is freed only when the global epoch is at
 //    least e + 2: a guard that could have seen it pinned at e - 1 or later
 //    (it pinned before the object was unlinked, hence before the retire read
@@ -20,6 +33,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "util/process_barrier.h"
 #include "util/spin_latch.h"
 
 namespace mvkv {
@@ -27,6 +41,10 @@ namespace mvkv {
 struct alignas(64) EpochManager::Record {
     std::atomic<uint64_t> local{0};  // invariant 1
     std::atomic<bool> owned{false};  // claimed by a live thread
+    // Asymmetric pins: set by a reclaimer just before a process-wide barrier,
+    // cleared by the owner's next pin, which then takes a full fence. While
+    // set, this record's 0 needs no barrier to be believed (invariant 2).
+    std::atomic<bool> parked{false};
     // Touched only by the owning thread (handed over under mutex_ on reuse).
     uint32_t nest = 0;
     uint32_t sinceReclaim = 0;
@@ -110,7 +128,25 @@ namespace {
 thread_local ThreadRecords tlsRecords;
 }  // namespace
 
-EpochManager::EpochManager() : id_(nextManagerId.fetch_add(1, std::memory_order_relaxed)) {
+#if defined(__SANITIZE_THREAD__)
+#define MVKV_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MVKV_TSAN 1
+#endif
+#endif
+
+EpochManager::PinFence EpochManager::defaultPinFence() {
+#ifdef MVKV_TSAN
+    return PinFence::kFull;  // ThreadSanitizer cannot see the process-wide barrier
+#else
+    return process_barrier::available() ? PinFence::kAsymmetric : PinFence::kFull;
+#endif
+}
+
+EpochManager::EpochManager(PinFence fence)
+    : id_(nextManagerId.fetch_add(1, std::memory_order_relaxed)),
+      asymmetric_(fence == PinFence::kAsymmetric && defaultPinFence() == PinFence::kAsymmetric) {
     Registry& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mu);
     reg.live.insert(id_);
@@ -178,6 +214,7 @@ EpochManager::Record* EpochManager::registerThisThread() {
             records_.push_back(record);
         }
         record->owned.store(true, std::memory_order_relaxed);
+        record->parked.store(false, std::memory_order_relaxed);
         record->nest = 0;
         record->sinceReclaim = 0;
     }
@@ -203,10 +240,20 @@ EpochManager::Guard EpochManager::pin() {
     Record* r = recordForThisThread();
     if (r->nest++ == 0) {
         uint64_t e = globalEpoch_.load(std::memory_order_relaxed);
-        // A full barrier between publishing the epoch and the first read of
-        // shared data (invariant 3 relies on it). An exchange is one on x86,
+        // Publishing the epoch is ordered before the first read of shared
+        // data (invariant 3 relies on it): by the reclaimer's heavy barrier
+        // (invariant 2), or by a full one here. An exchange is one on x86,
         // and ThreadSanitizer understands it, unlike atomic_thread_fence.
-        r->local.exchange(pinnedWord(e), std::memory_order_seq_cst);
+        if (asymmetric_) {
+            r->local.store(pinnedWord(e), std::memory_order_relaxed);
+            process_barrier::light();
+            if (r->parked.load(std::memory_order_relaxed)) [[unlikely]] {
+                r->local.exchange(pinnedWord(e), std::memory_order_seq_cst);
+                r->parked.store(false, std::memory_order_release);
+            }
+        } else {
+            r->local.exchange(pinnedWord(e), std::memory_order_seq_cst);
+        }
     }
     return Guard(r);
 }
@@ -262,28 +309,52 @@ size_t EpochManager::tryReclaim(bool wait) {
             retired_.insert(retired_.end(), r->bag.begin(), r->bag.end());
             r->bag.clear();
         }
-        collectSafeLocked(safe);
+        collectSafeLocked(safe, wait);
     }
     // Deleters run outside the lock: they may be slow, and may retire().
     return freeAll(safe);
 }
 
-void EpochManager::collectSafeLocked(std::vector<Retired>& out) {
+EpochManager::Scan EpochManager::scanLocked(uint64_t g) const {
+    Scan result = Scan::kMayAdvance;
+    for (const Record* r : records_) {
+        uint64_t local = r->local.load(std::memory_order_seq_cst);
+        if (local == 0) {
+            // Invariant 2. A record nobody owns cannot be claimed while we
+            // hold mutex_, so its 0 is final; a parked one's is reliable.
+            if (asymmetric_ && r->owned.load(std::memory_order_relaxed) &&
+                !r->parked.load(std::memory_order_seq_cst))
+                result = Scan::kUnsure;
+        } else if (local != pinnedWord(g)) {
+            return Scan::kBlocked;
+        }
+    }
+    return result;
+}
+
+void EpochManager::collectSafeLocked(std::vector<Retired>& out, bool wait) {
+    // A try (a hot path's) pays for a barrier only every kBarrierEvery tries
+    // that need one; once it does, both rounds may use one.
+    bool mayBarrier = wait;
     // Two advances are enough to make everything retired so far safe when no
     // guard is held; more would only spin.
     for (int round = 0; round < 2; ++round) {
         uint64_t g = globalEpoch_.load(std::memory_order_seq_cst);
-        bool canAdvance = true;
-        for (Record* r : records_) {
-            uint64_t local = r->local.load(std::memory_order_seq_cst);
-            if (local != 0 && local != pinnedWord(g)) {
-                canAdvance = false;
+        Scan scan = scanLocked(g);
+        if (scan == Scan::kUnsure) {
+            if (!mayBarrier && ++barriersSkipped_ < kBarrierEvery)
                 break;
-            }
+            barriersSkipped_ = 0;
+            mayBarrier = true;
+            for (Record* r : records_)
+                if (r->owned.load(std::memory_order_relaxed))
+                    r->parked.store(true, std::memory_order_seq_cst);
+            process_barrier::heavy();
+            barriersRun_.fetch_add(1, std::memory_order_relaxed);
+            scan = scanLocked(g) == Scan::kBlocked ? Scan::kBlocked : Scan::kMayAdvance;
         }
-        if (!canAdvance) {
+        if (scan != Scan::kMayAdvance)
             break;
-        }
         globalEpoch_.store(g + 1, std::memory_order_seq_cst);
     }
     uint64_t g = globalEpoch_.load(std::memory_order_relaxed);

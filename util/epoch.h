@@ -18,6 +18,16 @@
 // e is freed once the global epoch reaches e + 2. Any guard that could have
 // seen the object keeps the epoch from getting there.
 //
+// Pin fences: publishing the pin must be ordered before the reads it
+// protects (a StoreLoad fence). By default the fence is asymmetric
+// (util/process_barrier.h): pin() is a plain store and a reclaimer that finds
+// a thread unpinned runs one process-wide barrier before it trusts that, so
+// the cost moves from every read to the rare reclaim. Where the kernel lacks
+// membarrier, and under ThreadSanitizer (which cannot see it), pin() uses a
+// full fence instead. Before a barrier the reclaimer parks every owned
+// record, so a thread that stays idle costs no further barriers; a thread's
+// next pin after that takes a full fence once and unparks it.
+//
 // Contract:
 // - Thread safety: every method may be called from any thread concurrently.
 //   Per-thread state is registered lazily on a thread's first pin()/retire()
@@ -38,7 +48,15 @@
 //   from being freed: guards belong around one operation, not a session.
 // - The destructor frees everything still retired; no guard may be alive and
 //   no other thread may be using the manager then.
-// - No errors: allocation failure is fatal, as elsewhere in mvkv.
+// - reclaimIfFree() (and a retire's own reclaim) is for hot paths: besides
+//   never waiting for the mutex, only every kBarrierEvery-th of the tries
+//   that need the process-wide barrier (counted over all threads) runs it
+//   (twice at most, once per epoch advance); the others free only what is safe
+//   already. reclaim() runs it whenever it needs it: a system call that
+//   interrupts every CPU running this process, made under the manager's
+//   mutex (microseconds).
+// - No errors: allocation failure is fatal, as elsewhere in mvkv, and so is
+//   a failing membarrier after it registered (process_barrier.h).
 #pragma once
 
 #include <atomic>
@@ -54,6 +72,18 @@ class EpochManager {
     /// A thread tries to advance the epoch and free memory after this many
     /// retirements of its own.
     static constexpr size_t kReclaimEvery = 64;
+    /// reclaimIfFree() and a retire's own reclaim run the process-wide
+    /// barrier on every this-many-th attempt that needs it.
+    static constexpr uint32_t kBarrierEvery = 8;
+
+    /// How pin() orders its announcement before the reads it protects.
+    enum class PinFence {
+        kAsymmetric,  // a plain store; reclaimers run process_barrier::heavy()
+        kFull,        // an atomic exchange (a full fence) on every pin
+    };
+    /// kAsymmetric where process_barrier::available() and the build is not
+    /// instrumented by ThreadSanitizer; kFull otherwise.
+    static PinFence defaultPinFence();
 
     struct Record;  // one per (thread, manager); defined in epoch.cpp
 
@@ -73,7 +103,9 @@ class EpochManager {
         Record* record_;
     };
 
-    EpochManager();
+    /// kAsymmetric falls back to kFull where the default is kFull; pinFence()
+    /// tells which one the manager uses.
+    explicit EpochManager(PinFence fence = defaultPinFence());
     ~EpochManager();
     EpochManager(const EpochManager&) = delete;
     EpochManager& operator=(const EpochManager&) = delete;
@@ -101,6 +133,11 @@ class EpochManager {
     /// Retired and not yet freed.
     size_t pendingCount() const { return pending_.load(std::memory_order_relaxed); }
 
+    PinFence pinFence() const { return asymmetric_ ? PinFence::kAsymmetric : PinFence::kFull; }
+
+    /// Process-wide barriers run so far (for tests and stats).
+    uint64_t barriersRun() const { return barriersRun_.load(std::memory_order_relaxed); }
+
     /// The current global epoch (for tests and stats).
     uint64_t epoch() const { return globalEpoch_.load(std::memory_order_relaxed); }
 
@@ -118,17 +155,26 @@ class EpochManager {
     void releaseRecord(Record* record);
     // Advances the global epoch while every pinned thread has seen it (at most
     // twice) and moves what is then safe into `out`. Requires mutex_.
-    void collectSafeLocked(std::vector<Retired>& out);
+    void collectSafeLocked(std::vector<Retired>& out, bool wait);
+    // One reading of every record: may the epoch move from g (each record
+    // unpinned or pinned at g), is a record pinned elsewhere, or does an
+    // owned record read unpinned, which only a process-wide barrier and a
+    // second reading can confirm (asymmetric pins). Requires mutex_.
+    enum class Scan { kMayAdvance, kBlocked, kUnsure };
+    Scan scanLocked(uint64_t g) const;
     size_t freeAll(std::vector<Retired>& items);
     size_t tryReclaim(bool wait);
 
     const uint64_t id_;  // unique over the process lifetime, unlike `this`
+    const bool asymmetric_;  // PinFence::kAsymmetric
     std::atomic<uint64_t> globalEpoch_{1};
     std::atomic<size_t> pending_{0};
 
     mutable std::mutex mutex_;
     std::vector<Record*> records_;  // GUARDED_BY(mutex_); never shrinks before ~EpochManager
     std::vector<Retired> retired_;  // GUARDED_BY(mutex_); collected from threads
+    uint32_t barriersSkipped_ = 0;  // GUARDED_BY(mutex_); see kBarrierEvery
+    std::atomic<uint64_t> barriersRun_{0};  // written under mutex_
 };
 
 }  // namespace mvkv
