@@ -1,6 +1,5 @@
 #include "engine/cursor.h"
 
-#include <cstring>
 #include <limits>
 
 #include "engine/engine.h"
@@ -133,10 +132,7 @@ Status Cursor::settleOnce(bool forward, const mvcc::Update** prepared) {
 }
 
 void Cursor::takeValue(std::string_view v) {
-    // resize + memcpy: assign()'s general path (aliasing, growth policy)
-    // costs more than the copy of a small value.
-    value_.resize(v.size());
-    std::memcpy(value_.data(), v.data(), v.size());
+    value_.assign(v);
     if (coll_->ttl()) [[unlikely]]
         valueOffset_ = v.size() - coll_->userValue(v).size();
 }
@@ -187,7 +183,7 @@ Cursor::BatchStep Cursor::stepInBatch(bool forward) {
 
 std::optional<int64_t> Cursor::expiresAtMs() const {
     TtlStamp stamp;
-    if (!valid_ || !coll_->ttl() || !decodeTtlStamp(value_, &stamp))
+    if (!valid_ || !coll_->ttl() || !decodeTtlStamp(value_.view(), &stamp))
         return std::nullopt;
     return stamp.expiresAtMs(coll_->expireAfterSeconds());
 }

@@ -21,6 +21,7 @@
 #include "lockmgr/raii_locks.h"
 #include "mvcc/transaction.h"
 #include "mvcc/txn_manager.h"
+#include "util/copy_buffer.h"
 #include "util/status.h"
 
 namespace mvkv::engine {
@@ -33,7 +34,7 @@ class Session;
 /// opened one at a time.
 struct CursorSpare {
     std::unique_ptr<BTree::Cursor> tree;  // by pointer: moving its buffers costs more
-    std::string value;
+    CopyBuffer value;
     std::unique_ptr<mvcc::Transaction> txn;
 };
 
@@ -55,7 +56,7 @@ class Cursor {
     /// own copy of the leaf; the value a copy made when the cursor settled).
     std::string_view key() const { return treeCursor_.key(); }
     /// The caller's bytes (in a TTL collection, without the stored header).
-    std::string_view value() const { return std::string_view(value_).substr(valueOffset_); }
+    std::string_view value() const { return value_.view().substr(valueOffset_); }
     /// In a TTL collection (docs/ttl.md), when the entry expires (ms since
     /// the Unix epoch: its explicit expiry, or its write time plus the
     /// collection's expireAfterSeconds as it is now); nullopt in any other.
@@ -68,7 +69,7 @@ class Cursor {
     friend class Session;
     friend class Checkpointer;  // writes stored values, TTL headers included
     /// The value as stored (engine/ttl_value.h).
-    std::string_view storedValue() const { return value_; }
+    std::string_view storedValue() const { return value_.view(); }
     Cursor(Session& session, std::shared_ptr<Collection> coll,
            std::optional<lockmgr::AutoGetCollection> locks);
     /// Outside a transaction: the cursor's own snapshot, begun with `options`
@@ -111,7 +112,7 @@ class Cursor {
     std::unique_ptr<BTree::Cursor> treeCursorOwner_;
     BTree::Cursor& treeCursor_;  // *treeCursorOwner_
     bool valid_ = false;
-    std::string value_;       // as stored
+    CopyBuffer value_;  // as stored; a CopyBuffer: every step copies into it (util/copy_buffer.h)
     size_t valueOffset_ = 0;  // where the caller's bytes start in value_ (a TTL header's size)
     mvcc::Timestamp ts_ = mvcc::kNoTimestamp;
     // txn().writes().size() when the cursor last moved: a step after a
