@@ -13,8 +13,9 @@
 // The horizon: pinned ts = min(oldest, oldest running read ts) (0 until an
 // oldest timestamp is set: then nothing is obsolete by timestamp, history is
 // only moved), and oldest id = the smallest snapshot of every running reader.
-// Registered transactions are on the TransactionManager's active list; short
-// implicit operations are not (BeginOptions::unregistered) and hold an epoch
+// Registered transactions are on the TransactionManager's active list or a
+// reader shard of its; short implicit operations are on neither
+// (BeginOptions::unregistered) and hold an epoch
 // pin instead, so the sweep retires a marker carrying the snapshot floor of
 // that moment and trusts the floor only once the marker is freed: every pin
 // older than it has ended by then (a grace period).

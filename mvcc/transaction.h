@@ -14,7 +14,8 @@
 //
 // Thread safety: not thread-safe; one thread at a time (the session's). The
 // manager reads the fields it publishes (id, readTs, commitTs) under its own
-// mutex.
+// mutex, and a reader's snapshot floor and read bound under its reader
+// shard's mutex too.
 #pragma once
 
 #include <cstdint>
@@ -177,6 +178,13 @@ class Transaction {
     bool committing_ = false;
     Transaction* prevActive_ = nullptr;
     Transaction* nextActive_ = nullptr;
+    // Membership of a reader shard (guarded by that shard's mutex): a
+    // transaction registered without a read timestamp is on the shard of the
+    // thread that began it until it ends or is prepared, on the active list
+    // too or not (TransactionManager::readerShards_).
+    int readerShard_ = -1;
+    Transaction* prevReader_ = nullptr;
+    Transaction* nextReader_ = nullptr;
     uint64_t beginMicros_ = 0;  // steady clock, for the age of the oldest reader
     uint64_t owner_ = 0;
 };

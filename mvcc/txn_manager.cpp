@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <chrono>
 #include <thread>
@@ -55,10 +56,32 @@ TransactionManager::~TransactionManager() {
     delete running_.load(std::memory_order_acquire);
 }
 
-TransactionManager::Counters& TransactionManager::myCounters() {
+size_t TransactionManager::readerShardCount() {
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    return std::min<size_t>(16, std::bit_ceil(2 * cores));
+}
+
+size_t TransactionManager::threadStripe() {
     static std::atomic<size_t> nextStripe{0};
     thread_local size_t stripe = nextStripe.fetch_add(1, std::memory_order_relaxed);
-    return counters_[stripe % kCounterStripes];
+    return stripe;
+}
+
+TransactionManager::Counters& TransactionManager::myCounters() {
+    return counters_[threadStripe() % kCounterStripes];
+}
+
+void TransactionManager::leaveReaderShard(Transaction& txn) {
+    ReaderShard& shard = readerShards_[txn.readerShard_];
+    std::lock_guard lock(shard.mutex);
+    if (txn.prevReader_)
+        txn.prevReader_->nextReader_ = txn.nextReader_;
+    else
+        shard.head = txn.nextReader_;
+    if (txn.nextReader_)
+        txn.nextReader_->prevReader_ = txn.prevReader_;
+    txn.prevReader_ = txn.nextReader_ = nullptr;
+    txn.readerShard_ = -1;
 }
 
 void TransactionManager::publishRunningLocked() {
@@ -205,7 +228,8 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     // session's own newest commit (above the read point only while a
     // transaction that fixed an earlier timestamp early runs on: the one
     // case where a snapshot may miss an earlier commit, docs/mvcc.md). Set
-    // before the transaction is linked: the horizon reads it under mutex_.
+    // before the transaction joins the active list or a reader shard: the
+    // horizon reads it under that list's mutex.
     auto setBound = [&](Timestamp ts) {
         if (ts != kNoTimestamp)
             txn.readBound_ = ts;
@@ -223,6 +247,25 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
         // epoch pin covers its snapshot (BeginOptions::unregistered).
         takeSnapshot(txn);
         setBound(kNoTimestamp);
+    } else if (readTs == kNoTimestamp) {
+        // On this thread's reader shard (readerShards_), not the active
+        // list. The snapshot is taken under the shard's mutex: a horizon
+        // that read the shard before this joined it had read the active
+        // list before this snapshot, so this snapshot runs nothing older
+        // than that horizon's floor (see horizon()).
+        const size_t index = threadStripe() % readerShardCount_;
+        ReaderShard& shard = readerShards_[index];
+        std::lock_guard lock(shard.mutex);
+        takeSnapshot(txn);
+        txn.readTs_ = kNoTimestamp;
+        txn.beginMicros_ = 0;  // read only for readers with a read timestamp
+        setBound(kNoTimestamp);
+        txn.readerShard_ = static_cast<int>(index);
+        txn.prevReader_ = nullptr;
+        txn.nextReader_ = shard.head;
+        if (shard.head)
+            shard.head->prevReader_ = &txn;
+        shard.head = &txn;
     } else {
         std::lock_guard lock(mutex_);
         // A pin held since before oldest moved kept the history at and
@@ -354,6 +397,8 @@ Status TransactionManager::write(Transaction& txn, VersionSlot& slot, WriteKind 
 
 Timestamp TransactionManager::finish(Transaction& txn, TxnState endState, bool* holeBelow) {
     Timestamp allDurableAfter = kNoTimestamp;
+    if (txn.readerShard_ >= 0)
+        leaveReaderShard(txn);  // ending: its snapshot holds nothing back any more
     if (txn.linked_) {
         const bool heldTimestamp = txn.commitTs_ != kNoTimestamp;
         {
@@ -547,7 +592,7 @@ Status TransactionManager::prepare(Transaction& txn, Timestamp prepareTs) {
                 "a key the transaction writes",
                 prepareTs, prev->startTs()));
     }
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (stable_ != kNoTimestamp && prepareTs <= stable_)
         return Status::InvalidArgument(fmt::format(
             "prepare timestamp {} must be after the stable timestamp {}", prepareTs, stable_));
@@ -577,6 +622,10 @@ Status TransactionManager::prepare(Transaction& txn, Timestamp prepareTs) {
     if (txn.id_ != kNoTxnId)
         publishRunningLocked();
     preparedTotal_.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();  // a shard's mutex is never taken under mutex_ (lock order)
+    // Prepared, it reads nothing more: its snapshot holds nothing back.
+    if (txn.readerShard_ >= 0)
+        leaveReaderShard(txn);
     return Status::OK();
 }
 
@@ -664,6 +713,7 @@ Status TransactionManager::handOverPrepared(Transaction& from, Transaction& to) 
     if (!from.prepared() || to.state_ != TxnState::kIdle || to.linked_)
         return Status::IllegalOperation(
             "only a prepared transaction can be handed over, to an idle one");
+    assert(from.readerShard_ < 0);  // prepare() took it off its shard
     std::lock_guard lock(mutex_);
     to.state_ = from.state_;
     to.id_ = from.id_;
@@ -933,19 +983,39 @@ Timestamp TransactionManager::pinnedLocked() const {
 
 Horizon TransactionManager::horizon(TxnId unregisteredFloor,
                                     Timestamp unregisteredReadPoint) const {
-    std::lock_guard lock(mutex_);
+    // The floor and read point of now first: a reader that begins after
+    // this takes a snapshot no older (the running table only moves on), so
+    // what follows needs to find only the readers that began before it.
+    Timestamp readPointNow = kNoTimestamp;
+    const TxnId floorNow = snapshotFloorNow(&readPointNow);
     Horizon h;
-    h.pinnedTs = std::min(pinnedLocked(), unregisteredReadPoint);
-    h.oldestId = unregisteredFloor;
-    h.newestId = nextId_;
-    for (const Transaction* t = activeHead_; t; t = t->nextActive_)
-        if (t->prepareTs_ == kNoTimestamp) {  // a prepared one reads nothing more
+    h.pinnedTs = std::min(unregisteredReadPoint, readPointNow);
+    h.oldestId = std::min(unregisteredFloor, floorNow);
+    {
+        std::lock_guard lock(mutex_);
+        h.pinnedTs = std::min(h.pinnedTs, pinnedLocked());
+        h.newestId = nextId_;
+        for (const Transaction* t = activeHead_; t; t = t->nextActive_)
+            if (t->prepareTs_ == kNoTimestamp) {  // a prepared one reads nothing more
+                h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
+                // An untimestamped snapshot sees nothing above its bound: a
+                // version newer than it does not make an older one obsolete.
+                if (t->readTs_ == kNoTimestamp)
+                    h.pinnedTs = std::min(h.pinnedTs, t->readBound_);
+            }
+    }
+    // Then the reader shards (readerShards_): a registered reader that
+    // began before this call is on its shard until it ends or is prepared.
+    for (size_t i = 0; i < readerShardCount_; ++i) {
+        ReaderShard& shard = readerShards_[i];
+        std::lock_guard shardLock(shard.mutex);
+        for (const Transaction* t = shard.head; t; t = t->nextReader_) {
+            // Both set in begin() under this mutex, before t joined the
+            // shard, and not changed while it is on it.
             h.oldestId = std::min(h.oldestId, t->snapshot_.snapMin);
-            // An untimestamped snapshot sees nothing above its bound: a
-            // version newer than it does not make an older one obsolete.
-            if (t->readTs_ == kNoTimestamp)
-                h.pinnedTs = std::min(h.pinnedTs, t->readBound_);
+            h.pinnedTs = std::min(h.pinnedTs, t->readBound_);
         }
+    }
     return h;
 }
 

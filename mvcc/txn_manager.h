@@ -17,10 +17,14 @@
 //
 // Thread safety: every method may be called from any thread. A given
 // Transaction is used by one thread at a time. Reads of update chains take no
-// lock; begin/first write/commit/abort take a short internal mutex. Oldest,
-// the active list and the held TimestampPins are all guarded by that mutex,
-// so pinned and the history horizon, computed under it, never miss a pin
-// or a reader, and a pin's timestamp is never below a horizon already given out.
+// lock; begin/first write/commit/abort take a short internal mutex, but a
+// registered reader without a read timestamp begins and ends under the
+// mutex of its thread's reader shard instead (readerShards_). Oldest, the
+// active list and the held TimestampPins are all guarded by the internal
+// mutex, so pinned never misses a pin or a reader, and a pin's timestamp is
+// never below a horizon already given out; the history horizon reads the
+// active list and then every shard, after the snapshot floor of the moment,
+// so it misses no reader that began before it.
 #pragma once
 
 #include <atomic>
@@ -229,7 +233,7 @@ class TransactionManager {
     PreparedCounts preparedCounts() const;
 
     /// The horizon now, for the history sweep. `unregisteredFloor` is the
-    /// snapshot floor of readers that stay off the active list (see
+    /// snapshot floor of readers that are not registered at all (see
     /// BeginOptions::unregistered), which only the caller's grace period
     /// can vouch for; the result's oldestId is at most it.
     /// `unregisteredReadPoint` is their lowest read point, vouched for the
@@ -381,6 +385,28 @@ class TransactionManager {
     std::atomic<RunningTable*> running_{nullptr};
     std::atomic<Timestamp> readPoint_{kMaxTimestamp};  // as last published, for a lock-free look
     std::vector<TxnId> runningScratch_;  // publishRunningLocked's, under mutex_
+
+    // Registered transactions without a read timestamp (a cursor's own, an
+    // explicit one) hold back only the history horizon, through their
+    // snapshot and read bound. They join the shard of the thread that
+    // begins them, not the active list under mutex_, so that readers on
+    // different cores do not take one lock twice per transaction. One stays
+    // on its shard until it ends or is prepared, also while it is on the
+    // active list (after a write, or a commit timestamp). Lock order: a
+    // shard's mutex, then mutex_ (begin's snapshot may fall back to
+    // mutex_, readRunning), never the reverse.
+    struct alignas(64) ReaderShard {
+        std::mutex mutex;
+        Transaction* head = nullptr;  // GUARDED_BY(mutex)
+    };
+    // Twice the cores (a power of two, at most 16): threads begun one after
+    // another get different shards, and horizon(), which locks every shard
+    // on each history sweep of a key, locks no more than it needs.
+    static size_t readerShardCount();
+    const size_t readerShardCount_ = readerShardCount();
+    const std::unique_ptr<ReaderShard[]> readerShards_{new ReaderShard[readerShardCount_]};
+    static size_t threadStripe();  // this thread's shard and counter stripe
+    void leaveReaderShard(Transaction& txn);
 
     // Striped by thread so that readers on different cores do not share a
     // line for every transaction they count.
