@@ -250,9 +250,9 @@ Status TransactionManager::begin(Transaction& txn, const BeginOptions& options) 
     } else if (readTs == kNoTimestamp) {
         // On this thread's reader shard (readerShards_), not the active
         // list. The snapshot is taken under the shard's mutex: a horizon
-        // that read the shard before this joined it had read the active
-        // list before this snapshot, so this snapshot runs nothing older
-        // than that horizon's floor (see horizon()).
+        // that read the shard before this joined it had read the floor of
+        // its moment before this snapshot, so this snapshot runs nothing
+        // older than that floor (see horizon()).
         const size_t index = threadStripe() % readerShardCount_;
         ReaderShard& shard = readerShards_[index];
         std::lock_guard lock(shard.mutex);

@@ -27,14 +27,9 @@ namespace {
 using testing::Collection;
 using testing::put;
 
-// The horizon as the history sweep takes it: the unregistered floor and
-// read point read first (here nothing vouches for a grace period, and no
-// reader is unregistered, so they are taken as they are now).
-Horizon horizonNow(const TransactionManager& mgr) {
-    Timestamp readPoint = kNoTimestamp;
-    const TxnId floor = mgr.snapshotFloorNow(&readPoint);
-    return mgr.horizon(floor, readPoint);
-}
+// The horizon with no unregistered readers to vouch for: horizon() reads
+// the floor and read point of the moment itself.
+Horizon horizonNow(const TransactionManager& mgr) { return mgr.horizon(~TxnId{0}); }
 
 TEST_CASE("horizon: an untimestamped reader holds it back until it ends") {
     TransactionManager mgr;
@@ -151,8 +146,7 @@ TEST_CASE("concurrency: no horizon is past a reader that runs after it is taken"
 
     uint64_t horizons = 0, floorsChecked = 0, past = 0;
     for (; readersLeft.load(std::memory_order_acquire) > 0; ++horizons) {
-        // With no floor of the caller's: the horizon must hold by itself.
-        const Horizon h = mgr.horizon(~TxnId{0});
+        const Horizon h = horizonNow(mgr);
         for (Published& p : published) {
             const TxnId floor = p.floor.load(std::memory_order_acquire);
             const Timestamp bound = p.bound.load(std::memory_order_acquire);
