@@ -26,10 +26,16 @@ namespace mvkv {
 
 template <typename Lock>
 void lockSpinningFirst(Lock& lock) {
-    // 16 tries, 1 to 8 pauses between them (~100 in all): a few hundred
-    // nanoseconds to ~10 us depending on the CPU's pause latency (AMD Zen:
-    // short; Intel since Skylake: ~140 cycles each).
-    constexpr int kTries = 16;
+    // 64 tries, 1 to 8 pauses between them (~500 in all): a few
+    // microseconds to ~30 us depending on the CPU's pause latency (AMD Zen:
+    // short; Intel since Skylake: ~140 cycles each). Longer than any hold:
+    // what it waits out is a holder interrupted in its section (a page
+    // fault, a tick, the hypervisor). With 16 tries (~5 us on a Xeon) 2 s
+    // each of fillrandom and overwrite at 2 threads made 25,000 context
+    // switches, half of them in the commit-order wait that a sleeping
+    // committer's slow wake-up causes (waitForCommitsThrough in mvcc/); with
+    // 64, 5,000, and both ran 7-20% faster (docs/oplog.md).
+    constexpr int kTries = 64;
     for (int i = 0; i < kTries; ++i) {
         if (lock.try_lock())
             return;
