@@ -1,6 +1,6 @@
 // lockSpinningFirst: takes a mutex that many threads take in turn for a few
-// hundred nanoseconds each (the oplog's append), spinning briefly before it
-// blocks.
+// hundred nanoseconds each (the oplog's append), spinning for up to tens of
+// microseconds before it blocks.
 //
 // Why: glibc's mutexes and rwlocks sleep in the kernel on the first failed
 // try. When two committers meet at the oplog or the transaction manager, the
@@ -9,9 +9,10 @@
 // later. perf's sched_switch profile of a 2-thread overwrite put 80% of all
 // context switches on the oplog's two locks; with the spin, that workload
 // ran 20-30% faster at 2 threads. A bounded spin, then the ordinary blocking
-// lock, lets the loser wait out the winner on its own CPU; when the holder
-// is descheduled, the loser blocks as before. Spinners may overtake a
-// sleeping waiter; the holds are short, so none waits long.
+// lock, lets the loser wait out the winner on its own CPU, including a
+// winner interrupted for a moment; when the holder stays off its CPU
+// longer, the loser blocks as before. Spinners may overtake a sleeping
+// waiter; the holds are short, so none waits long.
 //
 // Thread safety: as the lock's own. lockSpinningFirst works with anything
 // that has try_lock() and lock(): std::unique_lock of std::mutex (so a
@@ -28,7 +29,8 @@ template <typename Lock>
 void lockSpinningFirst(Lock& lock) {
     // 64 tries, 1 to 8 pauses between them (~500 in all): a few
     // microseconds to ~30 us depending on the CPU's pause latency (AMD Zen:
-    // short; Intel since Skylake: ~140 cycles each). Longer than any hold:
+    // short; Intel since Skylake: ~140 cycles each). Longer than any hold on
+    // the commit path (Oplog::truncate's walk holds longer; rare):
     // what it waits out is a holder interrupted in its section (a page
     // fault, a tick, the hypervisor). With 16 tries (~5 us on a Xeon) 2 s
     // each of fillrandom and overwrite at 2 threads made 25,000 context
