@@ -30,13 +30,10 @@ void lockSpinningFirst(Lock& lock) {
     // 64 tries, 1 to 8 pauses between them (~500 in all): a few
     // microseconds to ~30 us depending on the CPU's pause latency (AMD Zen:
     // short; Intel since Skylake: ~140 cycles each). Longer than any hold on
-    // the commit path (Oplog::truncate's walk holds longer; rare):
-    // what it waits out is a holder interrupted in its section (a page
-    // fault, a tick, the hypervisor). With 16 tries (~5 us on a Xeon) 2 s
-    // each of fillrandom and overwrite at 2 threads made 25,000 context
-    // switches, half of them in the commit-order wait that a sleeping
-    // committer's slow wake-up causes (waitForCommitsThrough in mvcc/); with
-    // 64, 5,000, and both ran 7-20% faster (docs/oplog.md).
+    // the commit path (Oplog::truncate's walk holds longer; rare): it waits
+    // out a holder interrupted in its section, since a committer that
+    // sleeps holds its commit timestamp and stalls the others behind it
+    // (docs/oplog.md, "Where concurrent commits meet", has the figures).
     constexpr int kTries = 64;
     for (int i = 0; i < kTries; ++i) {
         if (lock.try_lock())
