@@ -80,7 +80,10 @@ Split splitLeaf(Leaf* leaf, int mid) {
                                      std::memory_order_relaxed);
     }
     right->count.store(static_cast<uint16_t>(n - mid), std::memory_order_relaxed);
+    right->next.store(leaf->next.load(std::memory_order_relaxed), std::memory_order_relaxed);
     leaf->count.store(static_cast<uint16_t>(mid), std::memory_order_release);
+    // Release: a reader that loads the link sees the new leaf's contents.
+    leaf->next.store(right, std::memory_order_release);
     char left[kInlineKeyBytes], first[kInlineKeyBytes];
     const KeyBlob* sep =
         makeSeparator(leaf->keys.keyAt(mid - 1, left), right->keys.keyAt(0, first));

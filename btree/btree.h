@@ -119,8 +119,10 @@ class BTree {
     Stats stats() const;
 
     /// Iterates in key order. A cursor copies one leaf's entries at a time into
-    /// its own buffer (under validation) and, past the buffer, re-seeks from
-    /// the last key it returned, so concurrent writers never break it.
+    /// its own buffer (under validation). Past the buffer, a forward scan
+    /// goes on in the same leaf or the next by its sibling link while that
+    /// leaf is unchanged since, and otherwise re-seeks from the last key it
+    /// returned, so concurrent writers never break it.
     ///
     /// Thread safety: a Cursor itself is for one thread at a time; any number
     /// of cursors may run concurrently with writers. It must not outlive the
@@ -133,10 +135,17 @@ class BTree {
         void reset(const BTree& tree) {
             tree_ = &tree;
             leaf_ = nullptr;
+            batchForward_ = false;
             count_ = 0;
             pos_ = 0;
             keyOffsets_.resize(1);  // count_ + 1 offsets; keeps its capacity
         }
+        /// Descents from the root this cursor has made: one per seek (more
+        /// when it retries or crosses empty leaves), plus one per step the
+        /// batch and the leaves' links could not serve (a changed leaf, a
+        /// backward step). A full forward scan of a tree nobody writes makes
+        /// one.
+        uint64_t descents() const { return descents_; }
         /// Heap bytes the cursor's buffers hold (their capacity).
         size_t bufferBytes() const {
             return keyBytes_.capacity() + keyOffsets_.capacity() * sizeof(uint32_t) +
@@ -195,6 +204,17 @@ class BTree {
         enum class Mode { kGE, kGT, kLE, kLT, kLast };
         // Loads the batch: up to `limit` entries next to `target` in `mode`.
         void fill(std::string_view target, Mode mode, int limit);
+        // next() past a forward batch without a descent: the rest of the
+        // batch's leaf, or the leaves to its right by their links, while the
+        // leaf is unchanged since the batch was copied. False when it
+        // changed (the caller descends with fill()); the batch is then
+        // undefined.
+        bool continueForward();
+        // Copies the keys of leaf slots [begin, end) into the batch; false on
+        // torn state (the caller's validation would fail anyway).
+        bool copyKeys(const void* leaf, int begin, int end);
+        // The batch is slots [begin, end) of `leaf`, copied at `version`.
+        void setBatch(const void* leaf, uint64_t version, int begin, int end, bool forward);
 
         // A scan's values are pointers to objects spread over the heap (for
         // mvkv, version chains): one DRAM miss per entry that no hardware
@@ -227,9 +247,12 @@ class BTree {
         // long as the tree), its version then, and the slot of entry 0.
         const void* leaf_ = nullptr;
         uint64_t leafVersion_ = 0;
+        int batchEnd_ = 0;           // the leaf slot just past the batch
+        bool batchForward_ = false;  // copied for next() (continueForward may go on)
         const std::atomic<Value>* batchValues_ = nullptr;  // value() and the prefetch read it
         size_t count_ = 0;
         size_t pos_ = 0;
+        uint64_t descents_ = 0;
         std::string target_;  // reused seek key
         std::string fence_;   // reused: where to continue past an exhausted leaf
     };

@@ -1,12 +1,19 @@
 // BTree::Cursor: iteration by leaf-sized batches.
 //
-// There are no sibling links. fill() descends to the leaf that may hold the
-// wanted key, copies the matching part of that leaf under validation and,
-// when nothing there matches (an empty leaf, or the key is past the leaf's
-// last entry), continues from the fence of that leaf: the nearest separator
-// to its right (forward) or left (backward) on the way down. Every step
-// therefore moves strictly forward or backward in key space, so concurrent
-// splits can neither make it loop nor skip or repeat a key.
+// fill() descends to the leaf that may hold the wanted key, copies the
+// matching part of that leaf under validation and, when nothing there
+// matches (an empty leaf, or the key is past the leaf's last entry),
+// continues from the fence of that leaf: the nearest separator to its right
+// (forward) or left (backward) on the way down. Every step therefore moves
+// strictly forward or backward in key space, so concurrent splits can
+// neither make it loop nor skip or repeat a key.
+//
+// A forward scan's next batch skips the descent while it can
+// (continueForward): as long as the batch's leaf keeps the version it was
+// copied at, no key has entered or left it since, so its remaining slots
+// are the next keys, and past its last slot the next keys are in the leaf
+// its link names (leaves have right links, set under the latch by splits).
+// Any change to the leaf sends the scan back to fill().
 #include <algorithm>
 #include <cstring>
 
@@ -56,7 +63,10 @@ void BTree::Cursor::next() {
     if (!valid() || nextInBatch()) {
         return;
     }
-    target_.assign(key());
+    target_.assign(key());  // before continueForward overwrites the batch
+    if (continueForward()) {
+        return;
+    }
     fill(target_, Mode::kGT, kWholeLeaf);
 }
 
@@ -86,6 +96,7 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
 
         const KeyBlob* fenceBlob = nullptr;
         uint64_t v;
+        ++descents_;
         Leaf* leaf = descend(tree_->root_, v, [&](Inner* inner, uint64_t, int n) {
             int pos;
             switch (mode) {
@@ -140,46 +151,11 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
             else
                 begin = end - limit;
         }
-        // Copy [begin, end) into the batch with plain stores: sized once for
-        // 16-byte keys, grown only for longer ones.
-        bool restart = false;
-        const size_t span = end > begin ? size_t(end - begin) : 0;
-        keyOffsets_.resize(span + 1);
-        keyBytes_.resize(std::max(keyBytes_.size(), span * kInlineKeyBytes));
-        size_t used = 0;
-        for (int i = begin; i < end; ++i) {
-            size_t room = keyBytes_.size() - used;
-            if (room < kInlineKeyBytes) {
-                // Longer keys before this one used up the room of the rest.
-                keyBytes_.resize(used + size_t(end - i) * kInlineKeyBytes);
-                room = keyBytes_.size() - used;
-            }
-            int64_t copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
-            if (copied > int64_t(room)) {
-                // A long key: grow (for the rest as well) and copy it again.
-                keyBytes_.resize(used + size_t(copied) + size_t(end - i) * kInlineKeyBytes);
-                room = keyBytes_.size() - used;
-                copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
-            }
-            if (copied < 0 || copied > int64_t(room)) {
-                restart = true;  // torn: validation below would fail anyway
-                break;
-            }
-            used += size_t(copied);
-            keyOffsets_[size_t(i - begin) + 1] = static_cast<uint32_t>(used);
-        }
-        if (restart || !validate(leaf, v)) {
+        if (!copyKeys(leaf, begin, std::max(begin, end)) || !validate(leaf, v)) {
             continue;
         }
-        count_ = span;
-        leaf_ = leaf;
-        leafVersion_ = v;
-        batchValues_ = leaf->values + begin;
+        setBatch(leaf, v, begin, std::max(begin, end), forward);
         if (count_ > 0) {
-            pos_ = forward ? 0 : count_ - 1;
-            // The first entries the scan will read, nearest first.
-            for (size_t i = 0; i < std::min(count_, kPrefetchAhead + 1); ++i)
-                prefetchValue(forward ? i : count_ - 1 - i);
             return;
         }
         if (fenceBlob == nullptr) {
@@ -191,6 +167,99 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
         target_.swap(fence_);
         target = target_;
         mode = forward ? Mode::kGE : Mode::kLT;
+    }
+}
+
+bool BTree::Cursor::copyKeys(const void* leafPtr, int begin, int end) {
+    const Leaf* leaf = static_cast<const Leaf*>(leafPtr);
+    // Plain stores into a buffer sized once for 16-byte keys, grown only for
+    // longer ones.
+    const size_t span = size_t(end - begin);
+    keyOffsets_.resize(span + 1);
+    keyBytes_.resize(std::max(keyBytes_.size(), span * kInlineKeyBytes));
+    size_t used = 0;
+    for (int i = begin; i < end; ++i) {
+        size_t room = keyBytes_.size() - used;
+        if (room < kInlineKeyBytes) {
+            // Longer keys before this one used up the room of the rest.
+            keyBytes_.resize(used + size_t(end - i) * kInlineKeyBytes);
+            room = keyBytes_.size() - used;
+        }
+        int64_t copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
+        if (copied > int64_t(room)) {
+            // A long key: grow (for the rest as well) and copy it again.
+            keyBytes_.resize(used + size_t(copied) + size_t(end - i) * kInlineKeyBytes);
+            room = keyBytes_.size() - used;
+            copied = leaf->keys.copyKey(i, keyBytes_.data() + used, room);
+        }
+        if (copied < 0 || copied > int64_t(room)) {
+            return false;  // torn
+        }
+        used += size_t(copied);
+        keyOffsets_[size_t(i - begin) + 1] = static_cast<uint32_t>(used);
+    }
+    return true;
+}
+
+void BTree::Cursor::setBatch(const void* leafPtr, uint64_t version, int begin, int end,
+                             bool forward) {
+    const Leaf* leaf = static_cast<const Leaf*>(leafPtr);
+    count_ = size_t(end - begin);
+    leaf_ = leaf;
+    leafVersion_ = version;
+    batchEnd_ = end;
+    batchForward_ = forward;
+    batchValues_ = leaf->values + begin;
+    pos_ = 0;
+    if (count_ > 0) {
+        pos_ = forward ? 0 : count_ - 1;
+        // The first entries the scan will read, nearest first.
+        for (size_t i = 0; i < std::min(count_, kPrefetchAhead + 1); ++i)
+            prefetchValue(forward ? i : count_ - 1 - i);
+    }
+}
+
+bool BTree::Cursor::continueForward() {
+    if (!batchForward_ || leaf_ == nullptr) {
+        return false;
+    }
+    auto guard = tree_->epochs_.pin();  // copyKey may read a long key's blob
+    const Leaf* leaf = static_cast<const Leaf*>(leaf_);
+    uint64_t v = leafVersion_;
+    int from = batchEnd_;
+    while (true) {
+        // Unchanged at v since the batch was copied (checked below): the same
+        // count, and slots [from, n) hold the keys after the batch's last.
+        const int n = readCount(leaf, Leaf::kCapacity);
+        if (from < n) {
+            if (!copyKeys(leaf, from, n) || !validate(leaf, v)) {
+                return false;
+            }
+            setBatch(leaf, v, from, n, true);
+            return true;
+        }
+        // Nothing left here: the next keys are in the right neighbour. Its
+        // version is read before this leaf is validated, so the link was
+        // this leaf's at a moment when the neighbour was at that version.
+        const Leaf* right = leaf->next.load(std::memory_order_acquire);
+        uint64_t rv = 0;
+        if (right != nullptr) {
+            prefetchNode(right);
+            if (!readLock(right, rv)) {
+                return false;
+            }
+        }
+        if (!validate(leaf, v)) {
+            return false;
+        }
+        if (right == nullptr) {
+            // The last leaf, unchanged: no key after the batch's last.
+            setBatch(leaf, v, from, from, true);
+            return true;
+        }
+        leaf = right;
+        v = rv;
+        from = 0;
     }
 }
 

@@ -277,6 +277,12 @@ struct alignas(64) Leaf : Node {
     static void operator delete(void* p, size_t bytes) { freeNode(p, bytes); }
     KeySlots<kCapacity> keys;
     std::atomic<void*> values[kCapacity];
+    // The leaf to the right: the one whose range starts at this leaf's high
+    // fence (null for the last leaf). Set by splitLeaf under this leaf's
+    // latch, so a reader that validates this leaf's version after loading it
+    // knows it is the right neighbour still. Only forward scans follow it
+    // (BTree::Cursor::continueForward); fits in the padding to 64 bytes.
+    std::atomic<Leaf*> next{nullptr};
 };
 
 struct alignas(64) Inner : Node {

@@ -2,13 +2,15 @@
 // inserted before they looked, scans are strictly ordered and never torn
 // during many splits, one winner per key for racing insertIfAbsent, and
 // concurrent removes and inserts leave exactly the expected contents;
-// compareExchange swaps are never lost to concurrent splits.
+// compareExchange swaps are never lost to concurrent splits; forward scans
+// that follow leaf links never skip a key that was there all along.
 // No timing assertions: every check is on results.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -17,6 +19,8 @@
 #include <vector>
 
 #include "btree/btree.h"
+#include "btree_scan_check.h"
+#include "test_seed.h"
 #include "util/epoch.h"
 
 using mvkv::BTree;
@@ -387,4 +391,78 @@ TEST_CASE("btree concurrency: values stay usable under a pin when removers retir
         tree.remove(c.key());
     }
     CHECK(tree.size() == 0);
+}
+
+TEST_CASE("btree concurrency: forward scans by leaf links never skip a key present throughout") {
+    using mvkv::testing::ForwardScanCheck;
+    using mvkv::testing::isStable;
+    using mvkv::testing::numberedKey;
+    EpochManager epochs;
+    BTree tree(epochs);
+    constexpr int kKeys = 8000;
+    for (int i = 0; i < kKeys; i += 5)  // the stable keys (isStable)
+        tree.insertIfAbsent(numberedKey(i), val(uint64_t(i) + 1));
+    const uint32_t seed = mvkv::testing::testSeed();
+    std::atomic<bool> stop{false};
+    std::atomic<int> writesDone{0};
+    std::vector<std::thread> threads;
+    // Writers: runs of inserts (splitting leaves, so keys move right) and
+    // runs of removes (emptying leaves) of the other keys, all over the tree.
+    constexpr int kWriters = 2;
+    for (int w = 0; w < kWriters; ++w) {
+        threads.emplace_back([&, w] {
+            std::mt19937_64 rng(seed + w);
+            for (int round = 0; round < 400; ++round) {
+                const int from = int(rng() % kKeys);
+                const int to = std::min(kKeys, from + 1 + int(rng() % 150));
+                const bool insert = rng() % 2 == 0;
+                for (int i = from; i < to; ++i) {
+                    if (isStable(i))
+                        continue;
+                    if (insert)
+                        tree.insertIfAbsent(numberedKey(i), val(uint64_t(i) + 1));
+                    else
+                        tree.remove(numberedKey(i));
+                }
+            }
+            writesDone.fetch_add(1);
+        });
+    }
+    // Scanners: whole forward scans, each checked against the rule.
+    std::atomic<int> broken{0};
+    std::atomic<uint64_t> scans{0};
+    std::string firstError;
+    std::mutex errorMutex;
+    constexpr int kScanners = 2;
+    for (int r = 0; r < kScanners; ++r) {
+        threads.emplace_back([&] {
+            BTree::Cursor c(tree);
+            while (writesDone.load() < kWriters || scans.load() < 4) {
+                ForwardScanCheck check(kKeys);
+                for (c.seekFirst(); c.valid(); c.next()) {
+                    check.step(c.key());
+                    BTree::Value v = c.value();
+                    if (v != nullptr && num(v) != uint64_t(mvkv::testing::keyNumber(c.key())) + 1) {
+                        std::lock_guard lock(errorMutex);
+                        firstError = "a key with another key's value";
+                        broken.fetch_add(1);
+                    }
+                }
+                check.finish();
+                if (!check.ok()) {
+                    std::lock_guard lock(errorMutex);
+                    if (firstError.empty())
+                        firstError = check.what();
+                    broken.fetch_add(1);
+                }
+                scans.fetch_add(1);
+                std::this_thread::yield();  // leave the writers some CPU on small machines
+            }
+        });
+    }
+    for (auto& t : threads)
+        t.join();
+    INFO(firstError);
+    CHECK(broken.load() == 0);
+    CHECK(scans.load() >= 4);
 }

@@ -1,5 +1,6 @@
 // BTree, single-threaded: randomized operations against std::map as the model,
-// iteration both ways, seek edge cases (empty tree, ends, exact and between,
+// iteration both ways, forward scans that follow leaf links while the tree
+// changes between their steps, seek edge cases (empty tree, ends, exact and between,
 // empty key, prefixes, long and binary keys), removeIf and stats.
 #include "btree/btree.h"
 
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "btree/arena.h"
+#include "btree_scan_check.h"
+#include "test_seed.h"
 #include "util/epoch.h"
 
 using mvkv::BTree;
@@ -471,4 +474,102 @@ TEST_CASE("node arena: destroyed trees' nodes are reused, memory stays usable") 
     size_t chunks = mvkv::btree_detail::nodeArenaStats().chunks;
     build();
     CHECK(mvkv::btree_detail::nodeArenaStats().chunks == chunks);
+}
+
+TEST_CASE("btree: a forward scan follows leaf links, and writes between its steps never make it skip") {
+    using mvkv::testing::ForwardScanCheck;
+    using mvkv::testing::isStable;
+    using mvkv::testing::keyNumber;
+    using mvkv::testing::numberedKey;
+    EpochManager epochs;
+    BTree tree(epochs);
+    constexpr int kKeys = 6000;
+    std::map<std::string, uint64_t> model;
+    auto put = [&](int i) {
+        if (tree.insertIfAbsent(numberedKey(i), val(uint64_t(i) + 1)).second)
+            model[numberedKey(i)] = uint64_t(i) + 1;
+    };
+    auto drop = [&](int i) {
+        if (!isStable(i) && tree.remove(numberedKey(i)))
+            model.erase(numberedKey(i));
+    };
+    const uint32_t seed = mvkv::testing::testSeed();
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < kKeys; ++i)
+        if (isStable(i) || rng() % 2 == 0)
+            put(i);
+
+    SUBCASE("an unchanged tree is scanned with one descent") {
+        BTree::Cursor c(tree);
+        size_t seen = 0;
+        for (c.seekFirst(); c.valid(); c.next())
+            ++seen;
+        CHECK(seen == model.size());
+        CHECK(c.descents() == 1);
+        // A seek into the middle, then to the end: one more.
+        c.seek(numberedKey(kKeys / 2));
+        while (c.valid())
+            c.next();
+        CHECK(c.descents() == 2);
+    }
+
+    SUBCASE("links cross emptied leaves") {
+        // Empty long runs: whole leaves keep only stable keys or none.
+        for (int i = 1000; i < 3000; ++i)
+            drop(i);
+        for (int i = 1000; i < 3000; ++i)
+            if (isStable(i) && i % 2 == 0 && tree.remove(numberedKey(i)))
+                model.erase(numberedKey(i));  // leaves with no key at all
+        BTree::Cursor c(tree);
+        auto it = model.begin();
+        for (c.seekFirst(); c.valid(); c.next(), ++it) {
+            REQUIRE(it != model.end());
+            REQUIRE(std::string(c.key()) == it->first);
+        }
+        CHECK(it == model.end());
+        CHECK(c.descents() == 1);
+    }
+
+    SUBCASE("inserts, removes and splits ahead of and behind the cursor") {
+        for (int round = 0; round < 20; ++round) {
+            BTree::Cursor c(tree);
+            ForwardScanCheck check(kKeys);
+            uint64_t steps = 0;
+            for (c.seekFirst(); c.valid() && check.ok(); c.next(), ++steps) {
+                const int at = keyNumber(c.key());
+                check.step(c.key());
+                if (c.value() != nullptr && c.value() != val(uint64_t(at) + 1))
+                    FAIL("key ", at, " with another key's value");
+                // Writes near the cursor: in its leaf, the next ones, behind.
+                switch (rng() % 8) {
+                    case 0:  // a run of inserts just ahead: splits the next leaves
+                        for (int i = at + 1; i < std::min(kKeys, at + 1 + int(rng() % 120)); ++i)
+                            put(i);
+                        break;
+                    case 1:  // a run of removes ahead: empties leaves
+                        for (int i = at + 1; i < std::min(kKeys, at + 1 + int(rng() % 200)); ++i)
+                            drop(i);
+                        break;
+                    case 2:  // one key somewhere ahead
+                        put(std::min(kKeys - 1, at + 1 + int(rng() % 300)));
+                        break;
+                    case 3:
+                        drop(std::min(kKeys - 1, at + 1 + int(rng() % 300)));
+                        break;
+                    case 4:  // behind: never seen, never in the way
+                        put(std::max(0, at - int(rng() % 100)));
+                        drop(std::max(0, at - int(rng() % 100)));
+                        break;
+                    default:  // no write: the batch or the links go on
+                        break;
+                }
+            }
+            check.finish();
+            INFO("round ", round, " after ", steps, " steps");
+            REQUIRE_MESSAGE(check.ok(), check.what());
+            // Some steps went by links: fewer descents than batches crossed.
+            CHECK(c.descents() < steps);
+        }
+        checkIteration(tree, model);
+    }
 }
