@@ -18,7 +18,9 @@
 //
 // What a reader may rely on:
 // - find() and a cursor step are each linearizable: they reflect the tree as
-//   it was at one instant during the call.
+//   it was at one instant during the call. (A step that crosses empty leaves
+//   reads each leaf at its own instant; it still skips no key present
+//   throughout the step.)
 // - A cursor sees keys in strictly increasing (next) or decreasing (prev)
 //   order and never a torn key; a key inserted or removed concurrently may or
 //   may not be seen. Cursors survive any concurrent split.
@@ -135,7 +137,6 @@ class BTree {
         void reset(const BTree& tree) {
             tree_ = &tree;
             leaf_ = nullptr;
-            batchForward_ = false;
             count_ = 0;
             pos_ = 0;
             keyOffsets_.resize(1);  // count_ + 1 offsets; keeps its capacity
@@ -144,7 +145,7 @@ class BTree {
         /// when it retries or crosses empty leaves), plus one per step the
         /// batch and the leaves' links could not serve (a changed leaf, a
         /// backward step). A full forward scan of a tree nobody writes makes
-        /// one.
+        /// one (when its first leaf is not empty).
         uint64_t descents() const { return descents_; }
         /// Heap bytes the cursor's buffers hold (their capacity).
         size_t bufferBytes() const {
@@ -204,9 +205,9 @@ class BTree {
         enum class Mode { kGE, kGT, kLE, kLT, kLast };
         // Loads the batch: up to `limit` entries next to `target` in `mode`.
         void fill(std::string_view target, Mode mode, int limit);
-        // next() past a forward batch without a descent: the rest of the
-        // batch's leaf, or the leaves to its right by their links, while the
-        // leaf is unchanged since the batch was copied. False when it
+        // next() past the batch without a descent: the rest of the batch's
+        // leaf, or the leaves to its right by their links, while the leaf is
+        // unchanged since the batch was copied. False when it
         // changed (the caller descends with fill()); the batch is then
         // undefined.
         bool continueForward();
@@ -248,7 +249,6 @@ class BTree {
         const void* leaf_ = nullptr;
         uint64_t leafVersion_ = 0;
         int batchEnd_ = 0;           // the leaf slot just past the batch
-        bool batchForward_ = false;  // copied for next() (continueForward may go on)
         const std::atomic<Value>* batchValues_ = nullptr;  // value() and the prefetch read it
         size_t count_ = 0;
         size_t pos_ = 0;

@@ -208,7 +208,6 @@ void BTree::Cursor::setBatch(const void* leafPtr, uint64_t version, int begin, i
     leaf_ = leaf;
     leafVersion_ = version;
     batchEnd_ = end;
-    batchForward_ = forward;
     batchValues_ = leaf->values + begin;
     pos_ = 0;
     if (count_ > 0) {
@@ -220,7 +219,9 @@ void BTree::Cursor::setBatch(const void* leafPtr, uint64_t version, int begin, i
 }
 
 bool BTree::Cursor::continueForward() {
-    if (!batchForward_ || leaf_ == nullptr) {
+    // Any batch will do, a backward one too: slots [batchEnd_, n) of its
+    // unchanged leaf are the keys after the batch's last.
+    if (leaf_ == nullptr) {
         return false;
     }
     auto guard = tree_->epochs_.pin();  // copyKey may read a long key's blob
@@ -238,9 +239,13 @@ bool BTree::Cursor::continueForward() {
             setBatch(leaf, v, from, n, true);
             return true;
         }
-        // Nothing left here: the next keys are in the right neighbour. Its
-        // version is read before this leaf is validated, so the link was
-        // this leaf's at a moment when the neighbour was at that version.
+        // Nothing left here: the next keys are in the right neighbour, the
+        // leaf that begins at this leaf's high fence (a leaf's low fence
+        // never moves: a split only lowers the splitting leaf's high fence).
+        // Its version is read before this leaf is validated, so the link
+        // was this leaf's at a moment when the neighbour was at that
+        // version, and its copy, validated at that version, holds the keys
+        // after this leaf's.
         const Leaf* right = leaf->next.load(std::memory_order_acquire);
         uint64_t rv = 0;
         if (right != nullptr) {

@@ -403,8 +403,10 @@ TEST_CASE("btree concurrency: forward scans by leaf links never skip a key prese
     for (int i = 0; i < kKeys; i += 5)  // the stable keys (isStable)
         tree.insertIfAbsent(numberedKey(i), val(uint64_t(i) + 1));
     const uint32_t seed = mvkv::testing::testSeed();
-    std::atomic<bool> stop{false};
-    std::atomic<int> writesDone{0};
+    // Writers and scanners run until the scanners finished kScans scans in
+    // all, so that they overlap however the threads are scheduled.
+    constexpr uint64_t kScans = 200;
+    std::atomic<uint64_t> scans{0};
     std::vector<std::thread> threads;
     // Writers: runs of inserts (splitting leaves, so keys move right) and
     // runs of removes (emptying leaves) of the other keys, all over the tree.
@@ -412,7 +414,7 @@ TEST_CASE("btree concurrency: forward scans by leaf links never skip a key prese
     for (int w = 0; w < kWriters; ++w) {
         threads.emplace_back([&, w] {
             std::mt19937_64 rng(seed + w);
-            for (int round = 0; round < 400; ++round) {
+            while (scans.load() < kScans) {
                 const int from = int(rng() % kKeys);
                 const int to = std::min(kKeys, from + 1 + int(rng() % 150));
                 const bool insert = rng() % 2 == 0;
@@ -425,26 +427,25 @@ TEST_CASE("btree concurrency: forward scans by leaf links never skip a key prese
                         tree.remove(numberedKey(i));
                 }
             }
-            writesDone.fetch_add(1);
         });
     }
     // Scanners: whole forward scans, each checked against the rule.
     std::atomic<int> broken{0};
-    std::atomic<uint64_t> scans{0};
     std::string firstError;
     std::mutex errorMutex;
     constexpr int kScanners = 2;
     for (int r = 0; r < kScanners; ++r) {
         threads.emplace_back([&] {
             BTree::Cursor c(tree);
-            while (writesDone.load() < kWriters || scans.load() < 4) {
+            while (scans.load() < kScans) {
                 ForwardScanCheck check(kKeys);
                 for (c.seekFirst(); c.valid(); c.next()) {
                     check.step(c.key());
                     BTree::Value v = c.value();
                     if (v != nullptr && num(v) != uint64_t(mvkv::testing::keyNumber(c.key())) + 1) {
                         std::lock_guard lock(errorMutex);
-                        firstError = "a key with another key's value";
+                        if (firstError.empty())
+                            firstError = "a key with another key's value";
                         broken.fetch_add(1);
                     }
                 }
@@ -464,5 +465,5 @@ TEST_CASE("btree concurrency: forward scans by leaf links never skip a key prese
         t.join();
     INFO(firstError);
     CHECK(broken.load() == 0);
-    CHECK(scans.load() >= 4);
+    CHECK(scans.load() >= kScans);
 }
