@@ -207,9 +207,8 @@ class BTree {
         void fill(std::string_view target, Mode mode, int limit);
         // next() past the batch without a descent: the rest of the batch's
         // leaf, or the leaves to its right by their links, while the leaf is
-        // unchanged since the batch was copied. False when it
-        // changed (the caller descends with fill()); the batch is then
-        // undefined.
+        // unchanged since the batch was copied. False when it changed (the
+        // caller descends with fill()); the batch is then undefined.
         bool continueForward();
         // Copies the keys of leaf slots [begin, end) into the batch; false on
         // torn state (the caller's validation would fail anyway).

@@ -151,10 +151,11 @@ void BTree::Cursor::fill(std::string_view target, Mode mode, int limit) {
             else
                 begin = end - limit;
         }
-        if (!copyKeys(leaf, begin, std::max(begin, end)) || !validate(leaf, v)) {
+        end = std::max(begin, end);
+        if (!copyKeys(leaf, begin, end) || !validate(leaf, v)) {
             continue;
         }
-        setBatch(leaf, v, begin, std::max(begin, end), forward);
+        setBatch(leaf, v, begin, end, forward);
         if (count_ > 0) {
             return;
         }
@@ -209,9 +210,8 @@ void BTree::Cursor::setBatch(const void* leafPtr, uint64_t version, int begin, i
     leafVersion_ = version;
     batchEnd_ = end;
     batchValues_ = leaf->values + begin;
-    pos_ = 0;
+    pos_ = forward || count_ == 0 ? 0 : count_ - 1;
     if (count_ > 0) {
-        pos_ = forward ? 0 : count_ - 1;
         // The first entries the scan will read, nearest first.
         for (size_t i = 0; i < std::min(count_, kPrefetchAhead + 1); ++i)
             prefetchValue(forward ? i : count_ - 1 - i);

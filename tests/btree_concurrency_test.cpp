@@ -394,15 +394,13 @@ TEST_CASE("btree concurrency: values stay usable under a pin when removers retir
 }
 
 TEST_CASE("btree concurrency: forward scans by leaf links never skip a key present throughout") {
-    using mvkv::testing::ForwardScanCheck;
-    using mvkv::testing::isStable;
-    using mvkv::testing::numberedKey;
+    using namespace mvkv::testing;
     EpochManager epochs;
     BTree tree(epochs);
     constexpr int kKeys = 8000;
     for (int i = 0; i < kKeys; i += 5)  // the stable keys (isStable)
         tree.insertIfAbsent(numberedKey(i), val(uint64_t(i) + 1));
-    const uint32_t seed = mvkv::testing::testSeed();
+    const uint32_t seed = testSeed();
     // Writers and scanners run until the scanners finished kScans scans in
     // all, so that they overlap however the threads are scheduled.
     constexpr uint64_t kScans = 200;
@@ -442,7 +440,7 @@ TEST_CASE("btree concurrency: forward scans by leaf links never skip a key prese
                 for (c.seekFirst(); c.valid(); c.next()) {
                     check.step(c.key());
                     BTree::Value v = c.value();
-                    if (v != nullptr && num(v) != uint64_t(mvkv::testing::keyNumber(c.key())) + 1) {
+                    if (v != nullptr && num(v) != uint64_t(keyNumber(c.key())) + 1) {
                         std::lock_guard lock(errorMutex);
                         if (firstError.empty())
                             firstError = "a key with another key's value";
