@@ -9,24 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/asan_poison.h"
 #include "util/huge_pages.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define MVKV_ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MVKV_ARENA_ASAN 1
-#endif
-#endif
-
-#ifdef MVKV_ARENA_ASAN
-#include <sanitizer/asan_interface.h>
-#define MVKV_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define MVKV_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define MVKV_POISON(p, n) ((void)(p), (void)(n))
-#define MVKV_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 namespace mvkv::btree_detail {
 namespace {
@@ -38,7 +22,7 @@ constexpr size_t kMaxNodeBytes = size_t{64} << 10;
 // `advised` when the kernel accepted MADV_HUGEPAGE for it.
 char* newChunk(bool& advised) {
     advised = false;
-#ifndef MVKV_ARENA_ASAN
+#ifndef MVKV_ASAN
     if (char* chunk = mapHugePageChunk(advised)) {
         return chunk;
     }

@@ -174,7 +174,7 @@ std::string LogWriter::cutFailedBatch(uint64_t startSegment, off_t startOffset) 
                        path, static_cast<int64_t>(startOffset));
 }
 
-void LogWriter::leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync) {
+void LogWriter::leadOneBatch(std::unique_lock<SpinThenBlockMutex>& lock, bool sync) {
     leading_ = true;
     std::vector<Chunk> batch;
     batch.swap(pending_);
@@ -218,8 +218,7 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
             "an oplog record of {} bytes is over the limit of {}", payload.size(), kMaxRecordBytes));
     // Framed (checksummed) before the lock: committers share mutex_.
     const auto framing = recordHeader(payload);
-    std::unique_lock lock(mutex_, std::defer_lock);
-    lockSpinningFirst(lock);  // held for a copy: worth waiting out (util/spin_then_block.h)
+    std::unique_lock lock(mutex_);  // held for a copy: worth waiting out (spins first)
     if (!error_.ok())
         return error_;
     if (closed_)
@@ -246,7 +245,8 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
     segmentSize_ += framed;
     pendingBytes_ += framed;
     const uint64_t seq = ++appended_;
-    arrived_.notify_one();  // a leader may be waiting to carry it (no syscall without waiters)
+    if (arrivalWaiters_ > 0)
+        arrived_.notify_one();  // a leader is waiting to carry it
     ++stats_.records;
     stats_.bytes += framed;
     if (mode == SyncMode::kFsync)
@@ -299,8 +299,10 @@ Status LogWriter::append(std::string_view payload, SyncMode mode, LogPosition* w
                 const uint64_t before = appended_;
                 const auto delay =
                     std::chrono::microseconds(std::min<uint64_t>(200, lastSyncMicros_ / 2));
+                ++arrivalWaiters_;
                 arrived_.wait_for(lock, delay,
                                   [&] { return appended_ != before || !error_.ok(); });
+                --arrivalWaiters_;
                 continue;
             }
             leadOneBatch(lock, sync);

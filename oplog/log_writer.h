@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/spin_then_block.h"
 #include "util/status.h"
 
 namespace mvkv::oplog {
@@ -95,7 +96,7 @@ class LogWriter {
     };
     // Becomes the leader: writes (and syncs) one batch. Called with mutex_
     // held through `lock`; releases it for the I/O.
-    void leadOneBatch(std::unique_lock<std::mutex>& lock, bool sync);
+    void leadOneBatch(std::unique_lock<SpinThenBlockMutex>& lock, bool sync);
     // Leader only, no lock: the I/O of one batch.
     // A failed batch is cut from the log (cutFailedBatch): the message gains
     // what was done.
@@ -110,9 +111,14 @@ class LogWriter {
     Status syncFile(std::string_view site);
 
     const LogWriterOptions options_;
-    mutable std::mutex mutex_;
-    std::condition_variable done_;
-    std::condition_variable arrived_;  // a record was appended (for a leader's commit delay)
+    // Every committer takes it, for a copy (util/spin_then_block.h).
+    mutable SpinThenBlockMutex mutex_;
+    std::condition_variable_any done_;
+    std::condition_variable_any arrived_;  // a record was appended (for a leader's commit delay)
+    // Leaders in their commit delay, waiting on arrived_: an append notifies
+    // only when there is one (std::condition_variable_any's notify takes a
+    // lock of its own every time).
+    int arrivalWaiters_ = 0;
     uint64_t lastSyncMicros_ = 0;      // how long the newest batch's write + sync took
     uint64_t lastBatchRecords_ = 0;    // records the newest synced batch carried
     std::vector<Chunk> pending_;  // framed records (and new segments' headers) not yet written

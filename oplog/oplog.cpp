@@ -181,8 +181,7 @@ mvcc::Timestamp Oplog::syncedTs() const {
 Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entries) {
     if (!writer_) {
         std::string copy(payload);  // outside the lock
-        std::unique_lock lock(mutex_, std::defer_lock);
-        lockSpinningFirst(lock);  // every committer passes here too
+        std::lock_guard lock(mutex_);  // every committer passes here too (spins first)
         const uint64_t seq = nextSeq_;
         indexLocked({{ts, 0}, 0, 0, static_cast<uint32_t>(copy.size()), entries});
         memBytes_ += copy.size();
@@ -195,8 +194,7 @@ Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entr
         return s;
     RecordRef ref{{ts, 0}, where.segment, where.offset, static_cast<uint32_t>(payload.size()),
                   entries};
-    std::unique_lock lock(mutex_, std::defer_lock);
-    lockSpinningFirst(lock);  // every committer passes here (util/spin_then_block.h)
+    std::lock_guard lock(mutex_);  // every committer passes here (spins first)
     Segment& seg = segments_[where.segment];
     seg.bytes = std::max(seg.bytes, where.offset + kRecordHeaderBytes + payload.size());
     seg.maxTs = std::max(seg.maxTs, ref.key.ts);
@@ -206,7 +204,7 @@ Status Oplog::append(std::string_view payload, mvcc::Timestamp ts, uint32_t entr
 
 Status Oplog::recordsAfter(RecordKey pos, bool fromStart, mvcc::Timestamp upTo, size_t max,
                            std::vector<RecordRef>* out) const {
-    std::shared_lock lock(mutex_);
+    std::lock_guard lock(mutex_);
     if (!fromStart && droppedThrough_ > pos)
         return Status(StatusCode::kCappedPositionLost,
                       fmt::format("the oplog was truncated past this reader's position (timestamp "
@@ -223,7 +221,7 @@ Status Oplog::recordsAfter(RecordKey pos, bool fromStart, mvcc::Timestamp upTo, 
 
 Status Oplog::readRecord(const RecordRef& ref, std::string* payload) {
     if (!writer_) {
-        std::shared_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         auto it = memPayloads_.find(ref.key.seq);
         if (it == memPayloads_.end())
             return Status(StatusCode::kCappedPositionLost,
@@ -241,7 +239,7 @@ Status Oplog::readRecord(const RecordRef& ref, std::string* payload) {
             return s;
         handle = files_->get(ref.segment);
         if (!handle.ok()) {
-            std::shared_lock lock(mutex_);
+            std::lock_guard lock(mutex_);
             if (!segments_.count(ref.segment))
                 return Status(StatusCode::kCappedPositionLost,
                               fmt::format("the oplog was truncated under this reader (segment {} "
@@ -292,7 +290,7 @@ Status Oplog::truncate(LogPosition checkpointEnd, mvcc::Timestamp checkpointTs) 
         return Status::OK();  // capped as it is appended
     std::vector<uint64_t> drop;
     {
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         const uint64_t current = writer_->end().segment;
         uint64_t total = 0;
         for (const auto& [n, seg] : segments_)
@@ -350,7 +348,7 @@ OplogStats Oplog::stats() const {
     OplogStats out;
     LogWriter::Stats w = writer_ ? writer_->stats() : LogWriter::Stats{};
     {
-        std::shared_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         out.entries = entries_;
         out.records = index_.size();
         for (const auto& [n, seg] : segments_)

@@ -16,7 +16,8 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 /// kHugePageBytes of fresh zeroed memory aligned to kHugePageBytes, with
 /// madvise(MADV_HUGEPAGE) asked for; `advised` tells whether the kernel
 /// accepted it. Null when mmap fails: the caller falls back to the heap.
-/// Never unmapped by mvkv. Thread-safe.
+/// The B+tree and version arenas never unmap theirs; a BlockPool
+/// (util/block_pool.h) unmaps its own with munmap. Thread-safe.
 char* mapHugePageChunk(bool& advised);
 
 }  // namespace mvkv
