@@ -18,6 +18,10 @@ void pause(int times) {
     }
 }
 
+// The kernel waits on the word itself.
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+              std::atomic<uint32_t>::is_always_lock_free);
+
 // futex(2) on the lock word; errno as the caller left it (std::mutex never
 // changes it, and EAGAIN here is routine).
 void futex(std::atomic<uint32_t>& word, int op, uint32_t value) {
