@@ -43,12 +43,11 @@ void* BlockPool::allocate() {
     }
     if (next_ == nullptr || static_cast<size_t>(end_ - next_) < blockBytes_) {
         chunks_.reserve(chunks_.size() + 1);  // may throw: before the chunk is taken
-        bool advised = false;
         Chunk chunk{nullptr, true};
 #ifndef MVKV_ASAN
+        bool advised;  // not needed: without huge pages the chunk still serves
         chunk.base = mapHugePageChunk(advised);
 #endif
-        (void)advised;  // without huge pages the chunk still serves
         // The heap when mmap fails, and under AddressSanitizer, which then
         // checks the blocks (poisoned while free).
         if (chunk.base == nullptr)
